@@ -1,0 +1,483 @@
+//! Issue 3's figures, over real HTTP on loopback with the load generator in the same
+//! process (so on the same 2 cores), for SQLite and PostgreSQL:
+//!
+//! 1. creates per second: 64 keep-alive connections posting distinct 2 KB alerts;
+//! 2. create -> success latency at a paced 1,000 alerts/s with the workers on;
+//! 3. with BENCH_ROWS (default 1,000,000) concluded investigations stored: list with a
+//!    filter + sort + page, and a rare-term search; p50/p99 over repeated requests.
+//!
+//! `cargo bench -p sleuth-cli --bench api` (BENCH_BACKENDS=sqlite,postgres;
+//! SLEUTH_TEST_POSTGRES_URL for PostgreSQL; BENCH_ROWS, BENCH_SECONDS to scale).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use sleuth_domain::Role;
+use sleuth_server::{AppState, Settings};
+use sleuth_store::{NewApiKey, Store};
+use sleuth_store_sql::SqlStore;
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+async fn connect(address: &str) -> Sender {
+    let stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("handshake");
+    tokio::spawn(connection);
+    sender
+}
+
+async fn send(
+    sender: &mut Sender,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<String>,
+) -> (u16, Bytes) {
+    sender.ready().await.expect("connection ready");
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "bench")
+        .header("authorization", key);
+    if body.is_some() {
+        request = request.header("content-type", "application/json");
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    (status, bytes)
+}
+
+/// A realistic 2 KB alert, unique per index.
+fn alert(index: u64) -> String {
+    let padding = "x".repeat(1500);
+    format!(
+        r#"{{"raw_alert_content": {{"id": "bench-{index}", "title": "Suspicious PowerShell on WKS-{host}", "severity": "high",
+        "host": "WKS-{host}", "user": "user{user}@example.com", "src_ip": "203.0.113.{octet}", "created": "2026-03-01T12:00:00Z",
+        "command_line": "powershell -enc {padding}"}}}}"#,
+        host = index % 500,
+        user = index % 300,
+        octet = index % 250,
+    )
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+struct Bench {
+    address: String,
+    key: String,
+    state: AppState,
+    store: Arc<dyn Store>,
+    sql: SqlStore,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(backend: &str, directory: &std::path::Path, workers: bool) -> Bench {
+    let mut settings = Settings::default();
+    settings.workers.enabled = workers;
+    settings.guards.burst_threshold = 0;
+    let sql = match backend {
+        "sqlite" => {
+            let url = format!("sqlite://{}", directory.join("bench.db").display());
+            sleuth_store_sqlite::open(&url, &Default::default())
+                .await
+                .expect("sqlite")
+        }
+        _ => {
+            let server = std::env::var("SLEUTH_TEST_POSTGRES_URL")
+                .expect("SLEUTH_TEST_POSTGRES_URL for the postgres bench");
+            let url = recreate_postgres_database(&server, "sleuth_bench").await;
+            sleuth_store_postgres::open(&url, &Default::default())
+                .await
+                .expect("postgres")
+        }
+    };
+    let store: Arc<dyn Store> = Arc::new(sql.clone());
+    let state = AppState::new(settings, sleuth_engine::Context::empty());
+    state.set_store(store.clone());
+    let user = store.create_user(&sleuth_test_user()).await.expect("user");
+    let (key, hash, prefix) = sleuth_server::auth::generate_key();
+    store
+        .create_api_key(&NewApiKey {
+            user_id: user.id,
+            name: "bench".into(),
+            hash,
+            prefix,
+        })
+        .await
+        .expect("key");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+    let router = sleuth_server::build(state.clone());
+    tokio::spawn(async move {
+        let _ = sleuth_server::serve(listener, router, async move {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    if workers {
+        let (_stop, stopped) = tokio::sync::watch::channel(false);
+        std::mem::forget(_stop);
+        tokio::spawn(sleuth_server::workers::run_pool(
+            state.clone(),
+            store.clone(),
+            stopped,
+        ));
+    }
+    Bench {
+        address,
+        key,
+        state,
+        store,
+        sql,
+        _shutdown: shutdown,
+    }
+}
+
+fn sleuth_test_user() -> sleuth_store::NewUser {
+    sleuth_store::NewUser {
+        email: sleuth_domain::EmailAddress::parse("bench@example.com").expect("email"),
+        first_name: "Bench".into(),
+        last_name: "Mark".into(),
+        role: Role::Admin,
+        oidc_user_id: None,
+    }
+}
+
+async fn recreate_postgres_database(server_url: &str, name: &str) -> String {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(server_url)
+        .await
+        .expect("postgres server");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut connection)
+    .await
+    .expect("drop");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut connection)
+        .await
+        .expect("create");
+    let base = server_url
+        .rsplit_once('/')
+        .map_or(server_url, |(base, _)| base);
+    format!("{base}/{name}")
+}
+
+/// Creates per second with 64 connections for `seconds`.
+async fn creates_per_second(bench: &Bench, seconds: u64) -> f64 {
+    let counter = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let next_index = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let (address, key, counter, stop, next_index) = (
+            bench.address.clone(),
+            bench.key.clone(),
+            counter.clone(),
+            stop.clone(),
+            next_index.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(&address).await;
+            while !stop.load(Ordering::Relaxed) {
+                let index = next_index.fetch_add(1, Ordering::Relaxed);
+                let (status, body) = send(
+                    &mut sender,
+                    "POST",
+                    "/app/api/v1/investigation/create",
+                    &key,
+                    Some(alert(index)),
+                )
+                .await;
+                assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await; // warm-up
+    let start_count = counter.load(Ordering::Relaxed);
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    let done = counter.load(Ordering::Relaxed) - start_count;
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        let _ = task.await;
+    }
+    done as f64 / elapsed
+}
+
+/// Paced creates at `rate`/s for `seconds`; returns create->success latencies (the
+/// create's round trip plus the time until the investigation is stored as success).
+async fn create_to_success(bench: &Bench, rate: u64, seconds: u64) -> Vec<Duration> {
+    let total = rate * seconds;
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let mut senders = Vec::new();
+    for _ in 0..16 {
+        senders.push(Arc::new(tokio::sync::Mutex::new(
+            connect(&bench.address).await,
+        )));
+    }
+    let submitted = Arc::new(tokio::sync::Mutex::new(Vec::<(i64, Instant)>::new()));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for index in 0..total {
+        let due = started + interval * u32::try_from(index).expect("small");
+        tokio::time::sleep_until(tokio::time::Instant::from_std(due)).await;
+        let sender = senders[(index % 16) as usize].clone();
+        let (key, submitted) = (bench.key.clone(), submitted.clone());
+        tasks.push(tokio::spawn(async move {
+            let sent = Instant::now();
+            let (status, body) = send(
+                &mut *sender.lock().await,
+                "POST",
+                "/app/api/v1/investigation/create",
+                &key,
+                Some(alert(10_000_000 + index)),
+            )
+            .await;
+            assert_eq!(status, 200);
+            let value: serde_json::Value = serde_json::from_slice(&body).expect("json");
+            submitted
+                .lock()
+                .await
+                .push((value["investigation_id"].as_i64().expect("id"), sent));
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    // Wait for the queue to drain, then read each investigation's completion time.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while bench.store.pending_jobs().await.expect("pending") > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let submitted = submitted.lock().await.clone();
+    let mut latencies = Vec::with_capacity(submitted.len());
+    let wall_offset =
+        chrono::Utc::now() - chrono::Duration::from_std(started.elapsed()).expect("small");
+    for (id, sent) in submitted {
+        let record = bench
+            .store
+            .get_investigation(id)
+            .await
+            .expect("investigation");
+        let generated = record.generated_time.expect("concluded");
+        let sent_wall = wall_offset + chrono::Duration::from_std(sent - started).expect("small");
+        latencies.push((generated - sent_wall).to_std().unwrap_or(Duration::ZERO));
+    }
+    latencies.sort();
+    latencies
+}
+
+/// Fills the database with `rows` concluded investigations, in bulk SQL (test data only).
+async fn fill(bench: &Bench, backend: &str, rows: u64) {
+    let pool = bench.sql.pool();
+    let started = Instant::now();
+    let sources = "'CrowdStrike Falcon','AWS GuardDuty','Okta','Microsoft Defender for Endpoint','Splunk','Wazuh','Suricata','Proofpoint TAP'";
+    let parsed = r#"{"schema_key":"generic","handler_version":"v2","alert_type":"generic","title":"Suspicious activity @N@","original_title":"Suspicious activity @N@","create_time":"2026-01-01T00:00:00Z","start_time":null,"severity":"high","direct_source_label":"Generic","proxy_source_label":null,"origin_integration":null,"origin_integration_display_name":"Generic","origin_ticket_id":null,"origin_ticket_id_label":null,"origin_ticket_url":null,"entities":[{"type":"host","value":"wks-@N@"}],"assets":{},"coalesce_key":null,"tenant_id":null,"tenant_label":null}"#;
+    let result = r#"{"outcome":"COMPLETED_FALSE_ALERT","priority":"informational","conclusion":"Benign administrative activity.","conclusion_summary":null,"alert_summary":null,"exec_summary":null,"attack_surface":null,"mitre_tactic":null,"findings":[],"findings_ranking":{},"key_findings":{},"insight_tags":{},"interview_proposals":{},"recommended_remediations":[],"related_alert_hypothesis":null,"enrich_result":null,"custom_outcome":null,"strategy_effects":{"strategy_version_ids":[],"custom_outcome_id":null,"custom_priority_id":null,"instruction_ids":[]}}"#;
+    let base_micros: i64 = 1_767_225_600_000_000; // 2026-01-01
+    let numbers = match backend {
+        "sqlite" => format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows})"
+        ),
+        _ => format!("WITH n(i) AS (SELECT generate_series(1, {rows}))"),
+    };
+    let source = match backend {
+        "sqlite" => format!(
+            "(SELECT value FROM json_each('[{}]') LIMIT 1 OFFSET (i % 8))",
+            sources.replace('\'', "\"")
+        ),
+        _ => format!("(ARRAY[{sources}])[(i % 8) + 1]"),
+    };
+    let concat = |parts: &[&str]| -> String { parts.join(" || ") };
+    let statements = vec![
+        format!(
+            "{numbers} INSERT INTO alerts (id, identity, tenant_union_id, parsed, raw_alert_content, direct_source_label, created_at, updated_at) \
+             SELECT i + 1000000000, {identity}, 1, replace('{parsed}', '@N@', CAST(i AS TEXT)), '{{}}', {source}, {base_micros} + i * 1000000, {base_micros} + i * 1000000 FROM n",
+            identity = concat(&["'bench-'", "CAST(i AS TEXT)"]),
+        ),
+        format!(
+            "{numbers} INSERT INTO investigations (id, alert_id, status, outcome, priority, priority_rank, result, created_at, updated_at, generated_time, start_time, \
+             alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, feedback_created_at, feedback_updated_at) \
+             SELECT i + 1000000000, i + 1000000000, CASE WHEN i % 50 = 0 THEN 'error' ELSE 'success' END, 'COMPLETED_FALSE_ALERT', \
+             CASE i % 3 WHEN 0 THEN 'urgent' WHEN 1 THEN 'notable' ELSE 'informational' END, 3 - (i % 3), '{result}', \
+             {base_micros} + i * 1000000, {base_micros} + i * 1000000, {base_micros} + i * 1000000 + 5000, {base_micros} + i * 1000000, \
+             {base_micros} + i * 1000000, {base_micros} + i * 1000000 - 60000000, 'type-' || CAST(i % 40 AS TEXT), {source}, 1, \
+             {base_micros} + i * 1000000, {base_micros} + i * 1000000 FROM n"
+        ),
+    ];
+    for statement in statements {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(pool)
+            .await
+            .expect("bulk insert");
+    }
+    let search = match backend {
+        "sqlite" => format!(
+            "{numbers} INSERT INTO investigation_search (rowid, body) SELECT i + 1000000000, \
+             'suspicious activity ' || CAST(i AS TEXT) || ' wks ' || CAST(i AS TEXT) || ' benign administrative activity' \
+             || CASE WHEN i % 100000 = 7 THEN ' rarezebra' ELSE '' END FROM n"
+        ),
+        _ => "UPDATE investigations SET search_vector = to_tsvector('simple', 'suspicious activity ' || id || ' wks ' || id || ' benign administrative activity' \
+              || CASE WHEN id % 100000 = 7 THEN ' rarezebra' ELSE '' END) WHERE id > 1000000000".to_string(),
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(search))
+        .execute(pool)
+        .await
+        .expect("search index");
+    let analyze = if backend == "sqlite" {
+        "ANALYZE"
+    } else {
+        "VACUUM ANALYZE"
+    };
+    sqlx::raw_sql(analyze).execute(pool).await.expect("analyze");
+    println!(
+        "  filled {rows} investigations in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+async fn list_latencies(bench: &Bench, path: &str, repeats: usize) -> (Vec<Duration>, u64) {
+    let mut sender = connect(&bench.address).await;
+    let mut latencies = Vec::with_capacity(repeats);
+    let mut count = 0;
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let (status, body) = send(&mut sender, "GET", path, &bench.key, None).await;
+        latencies.push(started.elapsed());
+        assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
+        let value: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        count = value["count"].as_u64().unwrap_or(0);
+    }
+    latencies.sort();
+    (latencies, count)
+}
+
+fn milliseconds(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
+}
+
+async fn run(backend: &str) {
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(5);
+    let rows: u64 = std::env::var("BENCH_ROWS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1_000_000);
+    println!("== {backend}");
+    {
+        let directory = tempfile::tempdir().expect("temp dir");
+        let bench = start(backend, directory.path(), false).await;
+        let rate = creates_per_second(&bench, seconds).await;
+        println!(
+            "  creates: {rate:.0}/s (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
+        );
+    }
+    {
+        let directory = tempfile::tempdir().expect("temp dir");
+        let bench = start(backend, directory.path(), true).await;
+        let latencies = create_to_success(&bench, 1000, seconds).await;
+        println!(
+            "  create -> success at 1,000/s: p50 {} p99 {} ({} alerts; target p50 <= 50 ms)",
+            milliseconds(percentile(&latencies, 0.5)),
+            milliseconds(percentile(&latencies, 0.99)),
+            latencies.len()
+        );
+        let _ = &bench.state;
+    }
+    {
+        let directory = tempfile::tempdir().expect("temp dir");
+        let bench = start(backend, directory.path(), false).await;
+        fill(&bench, backend, rows).await;
+        let queries = [
+            (
+                "default list (success, newest first)",
+                "/app/api/v1/investigation",
+            ),
+            (
+                "filter source + sort priority + page 3",
+                "/app/api/v1/investigation?direct_source_labels=Okta&sort_type=priority&limit=20&offset=40",
+            ),
+            (
+                "filter priority + type, sort inv_complete asc",
+                "/app/api/v1/investigation?priority_statuses=urgent&alert_types=type-7&sort_type=inv_complete&sort_dir=asc",
+            ),
+            (
+                "time range + stopped reasons",
+                "/app/api/v1/investigation?stopped_reasons=ERROR&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
+            ),
+            (
+                "rare-term search",
+                "/app/api/v1/investigation?search=rarezebra",
+            ),
+            (
+                "search an entity",
+                "/app/api/v1/investigation?search=wks%20123457",
+            ),
+        ];
+        for (name, path) in queries {
+            let (latencies, count) = list_latencies(&bench, path, 200).await;
+            println!(
+                "  list, {name}: p50 {} p99 {} (count {count}; target p99 <= 20 ms)",
+                milliseconds(percentile(&latencies, 0.5)),
+                milliseconds(percentile(&latencies, 0.99))
+            );
+        }
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let backends = std::env::var("BENCH_BACKENDS").unwrap_or_else(|_| "sqlite,postgres".into());
+    runtime.block_on(async {
+        for backend in backends.split(',') {
+            if backend == "postgres" && std::env::var("SLEUTH_TEST_POSTGRES_URL").is_err() {
+                println!("== postgres: skipped (set SLEUTH_TEST_POSTGRES_URL)");
+                continue;
+            }
+            run(backend).await;
+        }
+    });
+}

@@ -1,0 +1,354 @@
+//! The context document as operators write it (docs/context.md): TOML or JSON, every
+//! section optional, unknown keys refused by name so a typo never silently drops a fact.
+//! Several documents (the files of a directory, the API's copy) merge by joining lists.
+
+use serde::{Deserialize, Serialize};
+
+/// One context document. The field names are the file format: change them only with
+/// docs/context.md.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextDocument {
+    pub organization: Organization,
+    pub network: Network,
+    pub scanners: Vec<Scanner>,
+    pub intel: Vec<IntelEntry>,
+    pub intel_feeds: Vec<IntelFeed>,
+    pub known_good: KnownGood,
+    pub service_accounts: Vec<ServiceAccount>,
+    pub phishing_simulation: PhishingSimulation,
+    pub soc_tests: SocTests,
+    pub honeytokens: Vec<Honeytoken>,
+    pub assets: Vec<Asset>,
+    pub cloud_resources: Vec<CloudResource>,
+    pub identities: Vec<Identity>,
+    pub policies: Vec<Policy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo: Option<Geo>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Organization {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub email_domains: Vec<String>,
+    pub ad_domains: Vec<String>,
+    pub cloud_accounts: Vec<String>,
+    pub usual_countries: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Network {
+    pub internal: Vec<String>,
+    pub vpn_egress: Vec<String>,
+    pub office_nat: Vec<String>,
+    pub own_public: Vec<String>,
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Segment {
+    pub name: String,
+    pub ranges: Vec<String>,
+    pub critical: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Scanner {
+    pub name: String,
+    pub ips: Vec<String>,
+    pub hosts: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IntelEntry {
+    /// ip | domain | url | email | hash; recognised from the value when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IntelFeed {
+    /// Relative to the document that names it; the loader resolves and reads it.
+    pub path: String,
+    /// csv | stix | misp
+    pub format: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KnownGood {
+    pub hashes: Vec<String>,
+    pub domains: Vec<String>,
+    pub partner_domains: Vec<String>,
+    pub ips: Vec<String>,
+    pub admin_tools: Vec<AdminTool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminTool {
+    pub name: String,
+    pub binaries: Vec<String>,
+    pub hashes: Vec<String>,
+    /// Who may use it; empty means anyone.
+    pub users: Vec<String>,
+    /// From where; empty means anywhere.
+    pub hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServiceAccount {
+    pub user: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub hosts: Vec<String>,
+    pub ips: Vec<String>,
+    /// Whether it may sign in interactively or from a browser (default: no).
+    pub interactive: bool,
+    pub processes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PhishingSimulation {
+    /// Addresses, or `@domain` for every sender of a domain.
+    pub senders: Vec<String>,
+    pub domains: Vec<String>,
+    pub ips: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SocTests {
+    pub hosts: Vec<String>,
+    pub users: Vec<String>,
+    pub hashes: Vec<String>,
+    pub ips: Vec<String>,
+    /// Text in a title, command line or subject that marks a planned test.
+    pub markers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Honeytoken {
+    pub value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Asset {
+    pub host: String,
+    pub ips: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    pub critical: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CloudResource {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub critical: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Identity {
+    pub user: String,
+    pub aliases: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub department: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The country they work from (ISO 3166 alpha-2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    pub vip: bool,
+    pub privileged: bool,
+    pub security_team: bool,
+    pub it_admin: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policy {
+    pub statement: String,
+    /// prohibited | authorized
+    pub effect: String,
+    pub matches: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Geo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmdb: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asn_mmdb: Option<String>,
+}
+
+impl ContextDocument {
+    /// Reads a TOML document. The error names the line and what is wrong.
+    pub fn from_toml(text: &str) -> Result<ContextDocument, String> {
+        toml::from_str(text).map_err(|error| error.to_string())
+    }
+
+    /// Reads a JSON document (the API accepts both).
+    pub fn from_json(text: &str) -> Result<ContextDocument, String> {
+        serde_json::from_str(text).map_err(|error| error.to_string())
+    }
+
+    /// This document as TOML, for `sleuth context check` and the API.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Joins `other` into this one: lists are appended, the organisation's name is kept
+    /// from the first document that has one, the geo settings from the last.
+    pub fn merge(&mut self, other: ContextDocument) {
+        let ContextDocument {
+            organization,
+            network,
+            scanners,
+            intel,
+            intel_feeds,
+            known_good,
+            service_accounts,
+            phishing_simulation,
+            soc_tests,
+            honeytokens,
+            assets,
+            cloud_resources,
+            identities,
+            policies,
+            geo,
+        } = other;
+        if self.organization.name.is_none() {
+            self.organization.name = organization.name;
+        }
+        self.organization
+            .email_domains
+            .extend(organization.email_domains);
+        self.organization.ad_domains.extend(organization.ad_domains);
+        self.organization
+            .cloud_accounts
+            .extend(organization.cloud_accounts);
+        self.organization
+            .usual_countries
+            .extend(organization.usual_countries);
+        self.network.internal.extend(network.internal);
+        self.network.vpn_egress.extend(network.vpn_egress);
+        self.network.office_nat.extend(network.office_nat);
+        self.network.own_public.extend(network.own_public);
+        self.network.segments.extend(network.segments);
+        self.scanners.extend(scanners);
+        self.intel.extend(intel);
+        self.intel_feeds.extend(intel_feeds);
+        self.known_good.hashes.extend(known_good.hashes);
+        self.known_good.domains.extend(known_good.domains);
+        self.known_good
+            .partner_domains
+            .extend(known_good.partner_domains);
+        self.known_good.ips.extend(known_good.ips);
+        self.known_good.admin_tools.extend(known_good.admin_tools);
+        self.service_accounts.extend(service_accounts);
+        self.phishing_simulation
+            .senders
+            .extend(phishing_simulation.senders);
+        self.phishing_simulation
+            .domains
+            .extend(phishing_simulation.domains);
+        self.phishing_simulation.ips.extend(phishing_simulation.ips);
+        self.soc_tests.hosts.extend(soc_tests.hosts);
+        self.soc_tests.users.extend(soc_tests.users);
+        self.soc_tests.hashes.extend(soc_tests.hashes);
+        self.soc_tests.ips.extend(soc_tests.ips);
+        self.soc_tests.markers.extend(soc_tests.markers);
+        self.honeytokens.extend(honeytokens);
+        self.assets.extend(assets);
+        self.cloud_resources.extend(cloud_resources);
+        self.identities.extend(identities);
+        self.policies.extend(policies);
+        if geo.is_some() {
+            self.geo = geo;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_is_refused_by_name_and_line() {
+        let error =
+            ContextDocument::from_toml("[organization]\nemail_domain = [\"example.com\"]\n")
+                .expect_err("unknown key");
+        assert!(error.contains("email_domain"), "{error}");
+        assert!(error.contains("line 2") || error.contains("2 |"), "{error}");
+    }
+
+    #[test]
+    fn documents_merge_by_joining_lists() {
+        let mut first = ContextDocument::from_toml(
+            "[organization]\nname = \"First\"\nemail_domains = [\"a.com\"]\n[[scanners]]\nname = \"s1\"\n",
+        )
+        .unwrap();
+        let second = ContextDocument::from_toml(
+            "[organization]\nname = \"Second\"\nemail_domains = [\"b.com\"]\n[[scanners]]\nname = \"s2\"\n",
+        )
+        .unwrap();
+        first.merge(second);
+        assert_eq!(first.organization.name.as_deref(), Some("First"));
+        assert_eq!(first.organization.email_domains, vec!["a.com", "b.com"]);
+        assert_eq!(first.scanners.len(), 2);
+    }
+
+    #[test]
+    fn a_document_survives_toml_and_json_round_trips() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../corpus/context/organization.toml"
+        ))
+        .unwrap();
+        let document = ContextDocument::from_toml(&text).unwrap();
+        assert!(!document.identities.is_empty());
+        assert_eq!(
+            ContextDocument::from_toml(&document.to_toml()).unwrap(),
+            document
+        );
+        let json = serde_json::to_string(&document).unwrap();
+        assert_eq!(ContextDocument::from_json(&json).unwrap(), document);
+    }
+}

@@ -1,0 +1,181 @@
+//! A judgement is one line of reasoning: what was checked, what it showed, and how much
+//! it weighs for or against compromise. Playbooks produce judgements; the verdict reads
+//! only their weights; the narrative reads their words.
+
+use serde_json::Value;
+use sleuth_domain::{Evidence, Finding, FindingOutcome};
+
+/// How a judgement bears on the verdict. The order of the variants is not their rank;
+/// [`crate::verdict`] spells out how they combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Weight {
+    /// Independent proof of malice that no benign story explains away: a threat-intel
+    /// match, a honeytoken touched, the operator naming the entity malicious.
+    Proof,
+    /// The activity itself is malicious (malware, credential dumping, push fatigue that
+    /// ended in an approval) unless something explains it.
+    Malicious,
+    /// Raises doubt a human must resolve.
+    Suspicious,
+    /// Dismisses the whole alert as authorised, a test, or already judged benign by a
+    /// human: the authorised scanner, the SOC's test host, the phishing simulation.
+    Dismisses,
+    /// Explains the activity as expected (a sanctioned admin tool used as allowed, a
+    /// service account doing what it is listed for, a known-good file). It does not
+    /// outweigh malicious activity it does not cover: the two together need a human.
+    Explains,
+    /// Makes a benign story more likely without proving it (the corporate VPN, a partner).
+    Reassures,
+    /// Bears on priority or the narrative only (a VIP involved, the source blocked it).
+    Neutral,
+    /// Something an investigation needs is missing from the alert.
+    Missing,
+}
+
+impl Weight {
+    pub fn finding_outcome(self) -> FindingOutcome {
+        match self {
+            Weight::Proof | Weight::Malicious => FindingOutcome::BreachedConfirmed,
+            Weight::Suspicious => FindingOutcome::BreachedSuspicious,
+            Weight::Dismisses | Weight::Explains | Weight::Reassures => FindingOutcome::FalseAlert,
+            Weight::Neutral => FindingOutcome::ActionInfo,
+            Weight::Missing => FindingOutcome::Incomplete,
+        }
+    }
+
+    /// How prominently a finding of this weight is ranked (higher first).
+    pub fn rank(self) -> u8 {
+        match self {
+            Weight::Proof => 9,
+            Weight::Dismisses => 8,
+            Weight::Malicious => 7,
+            Weight::Explains => 6,
+            Weight::Suspicious => 5,
+            Weight::Missing => 4,
+            Weight::Reassures => 3,
+            Weight::Neutral => 1,
+        }
+    }
+
+    /// `for` or `against` compromise, as the evidence tag says.
+    fn evidence_tag(self) -> Option<&'static str> {
+        match self {
+            Weight::Proof | Weight::Malicious | Weight::Suspicious => Some("for"),
+            Weight::Dismisses | Weight::Explains | Weight::Reassures => Some("against"),
+            Weight::Neutral | Weight::Missing => None,
+        }
+    }
+}
+
+/// One line of reasoning.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub weight: Weight,
+    pub headline: String,
+    /// The finding in full sentences, citing what was checked.
+    pub detail: String,
+    /// The entity values this judgement is about.
+    pub artifacts: Vec<String>,
+    pub evidences: Vec<Evidence>,
+    /// The ATT&CK tactic this line of reasoning points to.
+    pub tactic: Option<&'static str>,
+    /// Insight tags (name, why) for filtering and strategies.
+    pub tags: Vec<(&'static str, String)>,
+    /// Remediations this judgement calls for, naming the entity.
+    pub remediations: Vec<String>,
+    /// Questions for a person involved: (who, question).
+    pub questions: Vec<(String, String)>,
+    /// Why this judgement alone warrants urgent attention, when it does (a crown jewel is
+    /// involved, a honeytoken was touched, a confirmed breach continues).
+    pub urgent: Option<String>,
+    /// Set when the malicious activity is an attempt that did not succeed (guessing that
+    /// never got in): confirmed, but not an active compromise.
+    pub attempt: bool,
+}
+
+impl Judgement {
+    pub fn new(
+        weight: Weight,
+        headline: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Judgement {
+        Judgement {
+            weight,
+            headline: headline.into(),
+            detail: detail.into(),
+            artifacts: Vec::new(),
+            evidences: Vec::new(),
+            tactic: None,
+            tags: Vec::new(),
+            remediations: Vec::new(),
+            questions: Vec::new(),
+            urgent: None,
+            attempt: false,
+        }
+    }
+
+    pub fn artifact(mut self, value: impl Into<String>) -> Judgement {
+        let value = value.into();
+        if !self.artifacts.contains(&value) {
+            self.artifacts.push(value);
+        }
+        self
+    }
+
+    /// Evidence of what was checked (`evidence_type`) and what it showed (`data`).
+    pub fn evidence(mut self, evidence_type: &str, data: Value) -> Judgement {
+        let tag = self.weight.evidence_tag().map(str::to_string);
+        self.evidences.push(Evidence {
+            data,
+            evidence_type: evidence_type.to_string(),
+            tag,
+        });
+        self
+    }
+
+    pub fn tactic(mut self, tactic: &'static str) -> Judgement {
+        self.tactic = Some(tactic);
+        self
+    }
+
+    pub fn attempt(mut self) -> Judgement {
+        self.attempt = true;
+        self
+    }
+
+    /// The tactic, when `condition` holds.
+    pub fn tactic_if(self, condition: bool, tactic: &'static str) -> Judgement {
+        if condition { self.tactic(tactic) } else { self }
+    }
+
+    pub fn tag(mut self, name: &'static str, why: impl Into<String>) -> Judgement {
+        self.tags.push((name, why.into()));
+        self
+    }
+
+    pub fn remediation(mut self, text: impl Into<String>) -> Judgement {
+        self.remediations.push(text.into());
+        self
+    }
+
+    pub fn question(mut self, who: impl Into<String>, text: impl Into<String>) -> Judgement {
+        self.questions.push((who.into(), text.into()));
+        self
+    }
+
+    pub fn urgent(mut self, reason: impl Into<String>) -> Judgement {
+        self.urgent = Some(reason.into());
+        self
+    }
+
+    /// The finding as SPEC shows it (the judgement is done with once this is taken).
+    pub fn into_finding(self) -> Finding {
+        Finding {
+            outcome: self.weight.finding_outcome(),
+            headline: self.headline,
+            finding: self.detail,
+            artifacts: self.artifacts,
+            evidences: self.evidences,
+        }
+    }
+}

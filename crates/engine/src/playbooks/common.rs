@@ -1,0 +1,441 @@
+//! Checks every alert gets, whatever its kind: threat intelligence, honeytokens, the
+//! source's own verdict, authorised scanners and SOC tests, the operator's policies,
+//! known-good files, the crown jewels involved, and what the source did about it.
+
+use serde_json::json;
+use sleuth_domain::{EntityKind, SourceVerdict};
+
+use crate::case::Case;
+use crate::context::Intel;
+use crate::judgement::{Judgement, Weight};
+
+pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    threat_intel(case, out);
+    honeytokens(case, out);
+    source_verdict(case, out);
+    authorised_scanner(case, out);
+    soc_test(case, out);
+    policies(case, out);
+    known_good_files(case, out);
+    crown_jewels(case, out);
+    source_action(case, out);
+}
+
+fn threat_intel(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    for (entity, knowledge) in &case.known {
+        for intel in &knowledge.intel {
+            out.push(intel_judgement(&entity.value, entity.kind, intel));
+        }
+    }
+}
+
+fn intel_judgement(value: &str, kind: EntityKind, intel: &Intel) -> Judgement {
+    let description = intel
+        .description
+        .as_deref()
+        .map(|description| format!(": {description}"))
+        .unwrap_or_default();
+    let source = intel
+        .source
+        .as_deref()
+        .map(|source| format!(" (source: {source}, confidence {})", intel.confidence))
+        .unwrap_or_else(|| format!(" (confidence {})", intel.confidence));
+    let weight = if intel.proves_malice() {
+        Weight::Proof
+    } else {
+        Weight::Suspicious
+    };
+    let matched = if intel.value == value {
+        String::new()
+    } else {
+        format!(" (listed as {})", intel.value)
+    };
+    let (headline, tag) = match intel.category.as_str() {
+        "tor_exit" => (format!("{value} is a Tor exit node"), "tor"),
+        "proxy" => (format!("{value} is an anonymising proxy"), "anonymizer"),
+        "c2" => (
+            format!("{value} is known command-and-control infrastructure"),
+            "threat_intel_match",
+        ),
+        "phishing" => (
+            format!("{value} is known phishing infrastructure"),
+            "threat_intel_match",
+        ),
+        category => (
+            format!(
+                "{value} is a known {} indicator",
+                category.replace('_', " ")
+            ),
+            "threat_intel_match",
+        ),
+    };
+    let mut judgement = Judgement::new(
+        weight,
+        headline,
+        format!(
+            "The {kind} {value}{matched} is in the operator's threat intelligence as {}{description}{source}.",
+            intel.category.replace('_', " ")
+        ),
+    )
+    .artifact(value)
+    .evidence(
+        "threat_intel_match",
+        json!({
+            "indicator": intel.value,
+            "entity_type": kind.as_str(),
+            "category": intel.category,
+            "description": intel.description,
+            "source": intel.source,
+            "confidence": intel.confidence,
+        }),
+    )
+    .tag(tag, format!("{value}: {}", intel.category));
+    if let Some(tactic) = match intel.category.as_str() {
+        "c2" | "botnet" => Some("Command and Control"),
+        "phishing" => Some("Initial Access"),
+        "ransomware" => Some("Impact"),
+        "malware" => Some("Execution"),
+        _ => None,
+    } {
+        judgement = judgement.tactic(tactic);
+    }
+    if intel.proves_malice() {
+        judgement = judgement.remediation(match kind {
+            EntityKind::Ip | EntityKind::Domain | EntityKind::Url => {
+                format!("Block {value} at the perimeter (firewall, proxy and DNS) and search all logs for other hosts that contacted it")
+            }
+            EntityKind::HashMd5 | EntityKind::HashSha1 | EntityKind::HashSha256 => {
+                format!("Ban the file {value} in the EDR and sweep every endpoint for it")
+            }
+            EntityKind::Email => format!("Block the sender {value} and purge its messages from every mailbox"),
+            _ => format!("Block {value} wherever it can be blocked"),
+        });
+    }
+    judgement
+}
+
+fn honeytokens(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let mut seen = Vec::new();
+    for (entity, knowledge) in &case.known {
+        if let Some(token) = knowledge.honeytoken
+            && !seen.contains(&token.value)
+        {
+            seen.push(token.value.clone());
+            out.push(honeytoken_judgement(
+                &entity.value,
+                &token.value,
+                token.description.as_deref(),
+            ));
+        }
+    }
+    if let Some(token) = case.context.honeytoken_in(&case.text)
+        && !seen.contains(&token.value)
+    {
+        out.push(honeytoken_judgement(
+            &token.value,
+            &token.value,
+            token.description.as_deref(),
+        ));
+    }
+}
+
+fn honeytoken_judgement(value: &str, token: &str, description: Option<&str>) -> Judgement {
+    Judgement::new(
+        Weight::Proof,
+        format!("Honeytoken {token} was used"),
+        format!(
+            "{value} is a honeytoken{}. Nothing legitimate ever touches one, so its use means someone is \
+             exploring or abusing what they found inside the organisation.",
+            description.map(|description| format!(" ({description})")).unwrap_or_default()
+        ),
+    )
+    .artifact(value)
+    .evidence("honeytoken", json!({"token": token, "description": description}))
+    .tag("honeytoken", format!("{token} was used"))
+    .urgent("a honeytoken was touched")
+    .remediation(format!(
+        "Treat the use of honeytoken {token} as an active intrusion: find the source host and account, isolate them, and start incident response"
+    ))
+}
+
+fn source_verdict(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let source = &case.alert.direct_source_label;
+    match case.signals.source_verdict {
+        Some(SourceVerdict::Benign) => out.push(
+            Judgement::new(
+                Weight::Dismisses,
+                format!("{source} classified it as benign"),
+                format!(
+                    "{source} (or its analysts) classified this alert as benign or a false positive; \
+                     nothing else in the alert contradicts that."
+                ),
+            )
+            .evidence("source_verdict", json!({"source": source, "verdict": "benign"}))
+            .tag("source_verdict_benign", format!("{source} says benign")),
+        ),
+        Some(SourceVerdict::Malicious) => out.push(
+            Judgement::new(
+                Weight::Malicious,
+                format!("{source} classified it as malicious"),
+                format!(
+                    "{source} classified this activity as malicious (a true positive){}.",
+                    case.signals
+                        .confidence
+                        .map(|confidence| format!(" with confidence {confidence}"))
+                        .unwrap_or_default()
+                ),
+            )
+            .evidence(
+                "source_verdict",
+                json!({"source": source, "verdict": "malicious", "confidence": case.signals.confidence}),
+            )
+            .tag("source_verdict_malicious", format!("{source} says malicious"))
+            .tactic_if(case.signals.process.is_some(), "Execution"),
+        ),
+        Some(SourceVerdict::Suspicious) | None => {}
+    }
+}
+
+/// Words of alerts that scanners trip: what an authorised scanner explains.
+pub(crate) const SCAN_WORDS: &[&str] = &[
+    "scan",
+    "probe",
+    "recon",
+    "discovery",
+    "sweep",
+    "exploit",
+    "vulnerab",
+    "cve-",
+    "injection",
+    "brute",
+    "password guess",
+    "traversal",
+    "attempted",
+    "web application attack",
+    "nmap",
+    "nessus",
+    "qualys",
+    "portprobe",
+    "port_probe",
+    "enumerat",
+    "shellshock",
+    "log4j",
+    "failed login",
+    "failed logon",
+    "login failure",
+    "logon failure",
+    "authentication failure",
+    "failed authentication",
+    "excessive failed",
+];
+
+fn authorised_scanner(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some((entity, scanner)) = case
+        .known
+        .iter()
+        .find_map(|(entity, knowledge)| knowledge.scanner.map(|scanner| (entity, scanner)))
+    else {
+        return;
+    };
+    let scan_like = case.mentions(SCAN_WORDS)
+        || case.signals.mitre_tactics.iter().any(|tactic| {
+            matches!(
+                tactic.as_str(),
+                "Reconnaissance" | "Discovery" | "Initial Access" | "Credential Access"
+            )
+        });
+    let note = scanner
+        .note
+        .as_deref()
+        .map(|note| format!(" ({note})"))
+        .unwrap_or_default();
+    if scan_like {
+        out.push(
+            Judgement::new(
+                Weight::Dismisses,
+                format!("{} is the authorised scanner '{}'", entity.value, scanner.name),
+                format!(
+                    "The activity comes from {}, the operator's authorised scanner '{}'{note}; scanning \
+                     and vulnerability probes are what it is there to do.",
+                    entity.value, scanner.name
+                ),
+            )
+            .artifact(entity.value.clone())
+            .evidence("authorised_scanner", json!({"entity": entity.value, "scanner": scanner.name, "note": scanner.note}))
+            .tag("authorized_scanner", scanner.name.clone())
+            .remediation(format!(
+                "No action on the host; if this detection fires on every scan, tune it to exclude the scanner '{}'",
+                scanner.name
+            )),
+        );
+    } else {
+        out.push(
+            Judgement::new(
+                Weight::Neutral,
+                format!("{} is the authorised scanner '{}'", entity.value, scanner.name),
+                format!(
+                    "{} is the authorised scanner '{}', but this alert is not about scanning, so that does \
+                     not explain it.",
+                    entity.value, scanner.name
+                ),
+            )
+            .artifact(entity.value.clone()),
+        );
+    }
+}
+
+fn soc_test(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let by_entity = case
+        .known
+        .iter()
+        .find(|(_, knowledge)| knowledge.soc_test)
+        .map(|(entity, _)| {
+            format!(
+                "{} {} is a listed SOC test {}",
+                entity.kind, entity.value, entity.kind
+            )
+        });
+    let by_marker = case
+        .context
+        .soc_test_marker_in(&case.text)
+        .map(|marker| format!("the alert carries the SOC test marker '{marker}'"));
+    let Some(reason) = by_entity.or(by_marker) else {
+        return;
+    };
+    out.push(
+        Judgement::new(
+            Weight::Dismisses,
+            "Planned SOC test activity",
+            format!(
+                "This is a planned detection test: {reason}. The detection worked as intended."
+            ),
+        )
+        .evidence("soc_test", json!({"reason": reason}))
+        .tag("soc_test", reason)
+        .remediation("Record the test result; no response is needed"),
+    );
+}
+
+fn policies(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let mut haystack = case.text.clone();
+    for entity in &case.alert.entities {
+        haystack.push('\n');
+        haystack.push_str(&entity.value.to_lowercase());
+    }
+    for policy in case.context.policies_matching(&haystack) {
+        let authorized = policy.effect == "authorized";
+        let judgement = if authorized {
+            Judgement::new(
+                Weight::Dismisses,
+                "Authorised by policy",
+                format!(
+                    "The operator's policy authorises this: \"{}\"",
+                    policy.statement
+                ),
+            )
+            .tag("authorized_by_policy", policy.statement.clone())
+        } else {
+            Judgement::new(
+                Weight::Suspicious,
+                "Prohibited by policy",
+                format!(
+                    "This violates the operator's policy: \"{}\"",
+                    policy.statement
+                ),
+            )
+            .tag("policy_violation", policy.statement.clone())
+            .remediation(format!(
+                "Remove what the policy prohibits from {} and ask the user why it was there",
+                case.host_phrase()
+            ))
+        };
+        out.push(judgement.evidence(
+            "policy",
+            json!({"statement": policy.statement, "effect": policy.effect}),
+        ));
+    }
+}
+
+fn known_good_files(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    for (entity, knowledge) in &case.known {
+        if knowledge.known_good_hash {
+            out.push(
+                Judgement::new(
+                    Weight::Explains,
+                    format!("{} is a known-good file", short(&entity.value)),
+                    format!(
+                        "The file hash {} is on the operator's known-good list.",
+                        entity.value
+                    ),
+                )
+                .artifact(entity.value.clone())
+                .evidence("known_good", json!({"hash": entity.value}))
+                .tag("known_good", entity.value.clone()),
+            );
+        }
+    }
+}
+
+fn crown_jewels(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let mut seen: Vec<String> = Vec::new();
+    for (entity, knowledge) in &case.known {
+        let Some(reason) = knowledge.crown_jewel() else {
+            continue;
+        };
+        if seen.contains(&reason) {
+            continue;
+        }
+        seen.push(reason.clone());
+        let tag = if knowledge.identity.is_some_and(|identity| identity.vip) {
+            "vip"
+        } else if knowledge.identity.is_some() {
+            "privileged_account"
+        } else {
+            "critical_asset"
+        };
+        out.push(
+            Judgement::new(
+                Weight::Neutral,
+                format!("{} is a crown jewel", entity.value),
+                format!("{reason}: anything that touches it is ranked higher."),
+            )
+            .artifact(entity.value.clone())
+            .evidence(
+                "crown_jewel",
+                json!({"entity": entity.value, "why": reason}),
+            )
+            .urgent(reason.clone())
+            .tag(tag, reason),
+        );
+    }
+}
+
+fn source_action(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    if case.blocked() {
+        let source = &case.alert.direct_source_label;
+        out.push(
+            Judgement::new(
+                Weight::Neutral,
+                format!("{source} blocked the activity"),
+                format!(
+                    "{source} reports that it blocked, killed or quarantined what it detected."
+                ),
+            )
+            .evidence(
+                "source_action",
+                json!({"source": source, "action": "blocked"}),
+            )
+            .tag("blocked_by_source", source.clone()),
+        );
+    }
+}
+
+/// A long value shortened for a headline ("2b1e2c7a…").
+pub fn short(value: &str) -> String {
+    if value.chars().count() <= 24 {
+        return value.to_string();
+    }
+    let mut cut: String = value.chars().take(12).collect();
+    cut.push('…');
+    cut
+}

@@ -1,0 +1,551 @@
+//! Endpoint alerts: credential theft on the host (LSASS, DCSync, NTDS), ransomware,
+//! malware the source identified, living-off-the-land execution, and whether an admin
+//! tool or service account is doing what the operator sanctioned.
+
+use serde_json::json;
+use sleuth_domain::{AlertCategory, EntityKind, SeverityLevel};
+
+use crate::case::Case;
+use crate::context::{Context, file_name};
+use crate::judgement::{Judgement, Weight};
+
+pub fn applies(case: &Case<'_>) -> bool {
+    case.category() == Some(AlertCategory::Endpoint) || case.signals.process.is_some()
+}
+
+pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    identified_malware(case, out);
+    remote_access_tool(case, out);
+    living_off_the_land(case, out);
+    admin_tools(case, out);
+    service_account_processes(case, out);
+    missing_essentials(case, out);
+}
+
+pub(crate) const MALWARE_WORDS: &[&str] = &[
+    "malware",
+    "trojan",
+    "backdoor",
+    "cobalt strike",
+    "beacon",
+    "infostealer",
+    "stealer",
+    "keylogger",
+    "remote access trojan",
+    "worm",
+    "virus",
+    "ransomware",
+    "cryptominer",
+    "coinminer",
+    "webshell",
+    "web shell",
+    "rootkit",
+    "exploit kit",
+    "emotet",
+    "qakbot",
+    "icedid",
+    "trickbot",
+    "agent tesla",
+    "redline",
+    "lumma",
+    "asyncrat",
+    "njrat",
+    "meterpreter",
+    "threat signature",
+    "threat match",
+    "known threat",
+    "sliver",
+    "brute ratel",
+    "malicious file",
+    "known malicious",
+];
+
+fn identified_malware(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(word) = case.first_mention(MALWARE_WORDS) else {
+        return;
+    };
+    let severe = case
+        .signals
+        .severity_level
+        .is_some_and(|level| level >= SeverityLevel::High);
+    let confident = case
+        .signals
+        .confidence
+        .is_none_or(|confidence| confidence >= 70);
+    let host = case.host_phrase();
+    let source = &case.alert.direct_source_label;
+    let weight = if severe && confident {
+        Weight::Malicious
+    } else {
+        Weight::Suspicious
+    };
+    let mut judgement = Judgement::new(
+        weight,
+        format!("{source} identified malware ('{word}') on {host}"),
+        format!(
+            "{source} identified '{word}' on {host} at {} severity{}.{}",
+            case.signals.severity_level.map_or("unstated", |level| level.as_str()),
+            case.signals.confidence.map(|confidence| format!(" with confidence {confidence}")).unwrap_or_default(),
+            if case.blocked() {
+                " It reports the threat was blocked or quarantined; check the host for what ran before that."
+            } else {
+                " Nothing says it was stopped."
+            }
+        ),
+    )
+    .artifact(host.clone())
+    .evidence(
+        "source_detection",
+        json!({"source": source, "matched": word, "severity": case.signals.severity_level, "blocked": case.blocked()}),
+    )
+    .tag("malware", word.to_string());
+    // Execution only when something ran (or tried to): a file flagged at rest names no
+    // attacker tactic yet.
+    if case.signals.process.is_some() {
+        judgement = judgement.tactic("Execution");
+    }
+    judgement = if case.blocked() {
+        judgement.remediation(format!(
+            "Run a full scan of {host} and confirm the quarantined file did not execute"
+        ))
+    } else {
+        judgement.remediation(format!(
+            "Isolate {host} and collect a triage image before cleaning it"
+        ))
+    };
+    for (entity, _) in case.known_of(EntityKind::HashSha256) {
+        judgement =
+            judgement.remediation(format!("Ban the hash {} across the fleet", entity.value));
+    }
+    out.push(judgement);
+}
+
+/// Remote-access tools: legitimate software that attackers install for a foothold that
+/// looks like IT support (ATT&CK T1219).
+pub(crate) const REMOTE_ACCESS_TOOLS: &[&str] = &[
+    "anydesk",
+    "teamviewer",
+    "screenconnect",
+    "connectwise control",
+    "rustdesk",
+    "splashtop",
+    "atera",
+    "netsupport",
+    "logmein",
+    "remote utilities",
+    "meshagent",
+    "ngrok",
+    "tacticalrmm",
+];
+
+fn remote_access_tool(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(tool) = case.first_word(REMOTE_ACCESS_TOOLS) else {
+        return;
+    };
+    let host = case.host_phrase();
+    out.push(
+        Judgement::new(
+            Weight::Suspicious,
+            format!("Remote-access tool '{tool}' on {host}"),
+            format!(
+                "'{tool}' runs on {host}. Remote-access tools give whoever holds the session full control \
+                 of the machine; attackers install them because they look like IT support."
+            ),
+        )
+        .artifact(host.clone())
+        .evidence("remote_access_tool", json!({"tool": tool, "host": host}))
+        .tactic("Command and Control")
+        .tag("remote_access_tool", tool.to_string())
+        .question(
+            case.person_phrase().unwrap_or_else(|| format!("the user of {host}")),
+            format!("Did you install or accept a '{tool}' session, and who asked you to?"),
+        ),
+    );
+}
+
+/// Execution patterns attackers use with the system's own tools.
+const LOLBIN_PATTERNS: &[(&str, &str, &str)] = &[
+    (
+        "-encodedcommand",
+        "encoded_powershell",
+        "PowerShell ran a base64-encoded command",
+    ),
+    (
+        " -enc ",
+        "encoded_powershell",
+        "PowerShell ran a base64-encoded command",
+    ),
+    (
+        "frombase64string",
+        "encoded_powershell",
+        "PowerShell decoded a base64 payload",
+    ),
+    (
+        "downloadstring",
+        "download_cradle",
+        "a script was downloaded and run in memory",
+    ),
+    (
+        "downloadfile",
+        "download_cradle",
+        "a file was downloaded by a script",
+    ),
+    (
+        "invoke-webrequest",
+        "download_cradle",
+        "a script fetched content from the web",
+    ),
+    (
+        "iwr ",
+        "download_cradle",
+        "a script fetched content from the web",
+    ),
+    (
+        "iex ",
+        "download_cradle",
+        "downloaded content was executed in memory (IEX)",
+    ),
+    (
+        "iex(",
+        "download_cradle",
+        "downloaded content was executed in memory (IEX)",
+    ),
+    (
+        "certutil -urlcache",
+        "lolbin_download",
+        "certutil was used to download a file",
+    ),
+    (
+        "certutil.exe -urlcache",
+        "lolbin_download",
+        "certutil was used to download a file",
+    ),
+    (
+        "certutil -decode",
+        "lolbin_download",
+        "certutil decoded a payload",
+    ),
+    (
+        "bitsadmin /transfer",
+        "lolbin_download",
+        "BITS was used to download a file",
+    ),
+    ("mshta http", "lolbin_execution", "mshta ran a remote HTA"),
+    (
+        "mshta.exe http",
+        "lolbin_execution",
+        "mshta ran a remote HTA",
+    ),
+    (
+        "regsvr32 /s /n /u /i:http",
+        "lolbin_execution",
+        "regsvr32 loaded a remote scriptlet (Squiblydoo)",
+    ),
+    (
+        "/i:http",
+        "lolbin_execution",
+        "a remote scriptlet was loaded",
+    ),
+    (
+        "rundll32 javascript",
+        "lolbin_execution",
+        "rundll32 ran JavaScript",
+    ),
+    (
+        "wmic process call create",
+        "lolbin_execution",
+        "WMI created a process",
+    ),
+    (
+        "curl http",
+        "download_cradle",
+        "a file was fetched with curl",
+    ),
+    (
+        "wget http",
+        "download_cradle",
+        "a file was fetched with wget",
+    ),
+    (
+        "| sh",
+        "download_cradle",
+        "downloaded content was piped to a shell",
+    ),
+    (
+        "| bash",
+        "download_cradle",
+        "downloaded content was piped to a shell",
+    ),
+    (
+        "/dev/tcp/",
+        "reverse_shell",
+        "a reverse shell was opened over /dev/tcp",
+    ),
+    ("nc -e", "reverse_shell", "netcat was used to open a shell"),
+    (
+        "bash -i",
+        "reverse_shell",
+        "an interactive shell was redirected",
+    ),
+];
+
+const OFFICE_PARENTS: &[&str] = &[
+    "winword", "excel", "powerpnt", "outlook", "onenote", "msaccess",
+];
+const SHELLS: &[&str] = &[
+    "cmd.exe",
+    "powershell",
+    "pwsh",
+    "wscript",
+    "cscript",
+    "mshta",
+    "rundll32",
+    "regsvr32",
+];
+
+fn living_off_the_land(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(process) = &case.signals.process else {
+        return;
+    };
+    let command = format!(
+        " {} ",
+        [&process.command_line, &process.parent_command_line]
+            .into_iter()
+            .flatten()
+            .map(|line| line.to_lowercase())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let host = case.host_phrase();
+    if let Some((pattern, tag, what)) = LOLBIN_PATTERNS
+        .iter()
+        .find(|(pattern, _, _)| command.contains(pattern))
+    {
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("Suspicious execution on {host}: {what}"),
+                format!(
+                    "On {host}, {what} ('{}' in the command line). Attackers use the system's own tools \
+                     this way to avoid dropping files; admins rarely do.",
+                    pattern.trim()
+                ),
+            )
+            .artifact(host.clone())
+            .evidence("command_line", json!({"pattern": pattern.trim(), "command_line": process.command_line}))
+            .tactic("Execution")
+            .tag(tag, what.to_string())
+            .remediation(format!("Review what the command on {host} downloaded or ran and who started it")),
+        );
+    }
+    let parent = process
+        .parent_name
+        .as_deref()
+        .unwrap_or_default()
+        .to_lowercase();
+    let child = process.name.as_deref().unwrap_or_default().to_lowercase();
+    if OFFICE_PARENTS.iter().any(|office| parent.contains(office))
+        && SHELLS
+            .iter()
+            .any(|shell| child.contains(shell.trim_end_matches(".exe")))
+    {
+        let mut judgement = Judgement::new(
+            Weight::Suspicious,
+            format!("An Office application started {child} on {host}"),
+            format!(
+                "{parent} started {child} on {host}: documents do not start shells, macros and exploits do."
+            ),
+        )
+        .artifact(host.clone())
+        .evidence("process_tree", json!({"parent": parent, "child": child}))
+        .tactic("Initial Access")
+        .tag("office_spawned_shell", format!("{parent} -> {child}"));
+        if let Some(person) = case.person_phrase() {
+            judgement = judgement.question(
+                person,
+                "Did you open an attachment or enable macros in a document just before this?",
+            );
+        }
+        out.push(judgement);
+    }
+}
+
+fn admin_tools(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(process) = &case.signals.process else {
+        return;
+    };
+    let candidates = [&process.name, &process.parent_name, &process.path]
+        .into_iter()
+        .flatten();
+    let Some(tool) = candidates
+        .filter_map(|name| case.context.admin_tool(name))
+        .next()
+    else {
+        return;
+    };
+    let users: &[&str] = case.people();
+    let user_allowed =
+        tool.users.is_empty() || users.iter().any(|user| Context::user_in(user, &tool.users));
+    let places: Vec<String> = case
+        .known
+        .iter()
+        .filter_map(|(entity, knowledge)| match entity.kind {
+            EntityKind::Host => Some(entity.value.clone()),
+            EntityKind::Ip => knowledge.asset.map(|asset| asset.host.clone()),
+            _ => None,
+        })
+        .collect();
+    let host_allowed = tool.hosts.is_empty()
+        || places
+            .iter()
+            .any(|place| Context::host_in(place, &tool.hosts));
+    let evidence = json!({
+        "tool": tool.name,
+        "users_seen": users,
+        "hosts_seen": places,
+        "allowed_users": tool.users,
+        "allowed_hosts": tool.hosts,
+    });
+    if user_allowed && host_allowed {
+        out.push(
+            Judgement::new(
+                Weight::Explains,
+                format!("Sanctioned use of {}", tool.name),
+                format!(
+                    "{} is a sanctioned admin tool, used here by {} from {}, as the operator allows.",
+                    tool.name,
+                    if users.is_empty() { "an allowed user".to_string() } else { users.join(", ") },
+                    if places.is_empty() { "an allowed host".to_string() } else { places.join(", ") }
+                ),
+            )
+            .evidence("sanctioned_admin_tool", evidence)
+            .tag("sanctioned_admin_tool", tool.name.clone()),
+        );
+    } else {
+        let why = if user_allowed {
+            format!(
+                "from {}, which is not among its allowed hosts ({})",
+                places.join(", "),
+                tool.hosts.join(", ")
+            )
+        } else {
+            format!(
+                "by {}, who is not among its allowed users ({})",
+                if users.is_empty() {
+                    "an unknown user".to_string()
+                } else {
+                    users.join(", ")
+                },
+                tool.users.join(", ")
+            )
+        };
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("{} used outside its sanction", tool.name),
+                format!(
+                    "{} ({}) is an admin tool the operator sanctions only for some people and hosts; it ran \
+                     here {why}. Attackers use the same tools to move laterally.",
+                    tool.name,
+                    file_name(process.name.as_deref().unwrap_or_default())
+                ),
+            )
+            .evidence("admin_tool_misuse", evidence)
+            .tactic("Lateral Movement")
+            .tag("admin_tool_misuse", tool.name.clone())
+            .remediation(format!("Confirm with the owner of {} whether this use of {} was theirs", case.host_phrase(), tool.name)),
+        );
+    }
+}
+
+fn service_account_processes(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(process) = &case.signals.process else {
+        return;
+    };
+    for (entity, knowledge) in case.known_of(EntityKind::User) {
+        let Some(account) = knowledge.service_account else {
+            continue;
+        };
+        let name = process.name.as_deref().map(file_name).unwrap_or_default();
+        let process_expected = account.processes.is_empty()
+            || account
+                .processes
+                .iter()
+                .any(|expected| expected.eq_ignore_ascii_case(name));
+        let hosts = case.hosts();
+        let host_expected = account.hosts.is_empty()
+            || hosts
+                .iter()
+                .any(|host| Context::host_in(host, &account.hosts));
+        let evidence = json!({
+            "account": account.user,
+            "process": name,
+            "hosts": hosts,
+            "expected_processes": account.processes,
+            "expected_hosts": account.hosts,
+        });
+        if process_expected && host_expected {
+            out.push(
+                Judgement::new(
+                    Weight::Explains,
+                    format!("{} is doing its listed job", account.user),
+                    format!(
+                        "The service account {} ran {name} on {}, which is what the operator lists it for{}.",
+                        account.user,
+                        hosts.join(", "),
+                        account.description.as_deref().map(|description| format!(" ({description})")).unwrap_or_default()
+                    ),
+                )
+                .artifact(entity.value.clone())
+                .evidence("service_account_profile", evidence)
+                .tag("service_account_expected", account.user.clone()),
+            );
+        } else {
+            out.push(
+                Judgement::new(
+                    Weight::Malicious,
+                    format!("Service account {} acting outside its profile", account.user),
+                    format!(
+                        "The service account {} ran {name} on {}; it is listed only for {} on {}. A service \
+                         account doing something new is a strong sign its credential was stolen.",
+                        account.user,
+                        if hosts.is_empty() { "an unlisted host".to_string() } else { hosts.join(", ") },
+                        if account.processes.is_empty() { "any process".to_string() } else { account.processes.join(", ") },
+                        if account.hosts.is_empty() { "any host".to_string() } else { account.hosts.join(", ") },
+                    ),
+                )
+                .artifact(entity.value.clone())
+                .evidence("service_account_profile", evidence)
+                .tactic("Credential Access")
+                .tag("service_account_misuse", account.user.clone())
+                .remediation(format!("Rotate the credential of {} and review everything it did in the last 30 days", account.user)),
+            );
+        }
+    }
+}
+
+fn missing_essentials(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let has_host = case
+        .known
+        .iter()
+        .any(|(entity, _)| matches!(entity.kind, EntityKind::Host | EntityKind::Ip));
+    let has_what = case.signals.process.is_some()
+        || case.known.iter().any(|(entity, _)| {
+            matches!(
+                entity.kind,
+                EntityKind::Process
+                    | EntityKind::FilePath
+                    | EntityKind::HashMd5
+                    | EntityKind::HashSha1
+                    | EntityKind::HashSha256
+            )
+        });
+    if !has_host && !has_what {
+        out.push(Judgement::new(
+            Weight::Missing,
+            "No host and no process or file",
+            "The endpoint alert names neither the host nor the process or file involved, so there is \
+             nothing to check it against. Send the host name and the process details with the alert.",
+        ));
+    }
+}

@@ -1,0 +1,674 @@
+//! Identity alerts: suspicious sign-ins (new country, impossible travel, Tor, MFA fatigue
+//! or reset, leaked credentials), service accounts signing in where they never do, and
+//! password spray or brute force.
+
+use serde_json::json;
+use sleuth_domain::{AlertCategory, EntityKind, SignInSignal};
+
+use crate::case::Case;
+use crate::context::{Context, NetworkPlace};
+
+use crate::judgement::{Judgement, Weight};
+
+/// Words of impossible travel alerts.
+pub(crate) const IMPOSSIBLE_TRAVEL_WORDS: &[&str] = &[
+    "impossible travel",
+    "impossibletravel",
+    "atypical travel",
+    "atypicaltravel",
+    "impossible_travel",
+    "improbable access",
+    "geographically improbable",
+    "improbable travel",
+];
+
+/// Words of mfa fatigue alerts.
+pub(crate) const MFA_FATIGUE_WORDS: &[&str] = &[
+    "mfa fatigue",
+    "push fatigue",
+    "push bombing",
+    "mfa bombing",
+    "push spam",
+];
+
+/// Words of mfa reset alerts.
+pub(crate) const MFA_RESET_WORDS: &[&str] = &[
+    "factor.deactivate",
+    "mfa.factor.reset",
+    "factor reset",
+    "mfa reset",
+    "reset mfa",
+    "authentication method removed",
+    "deleted security info",
+    "mfa_removed",
+];
+
+/// Words of leaked credential alerts.
+pub(crate) const LEAKED_CREDENTIAL_WORDS: &[&str] = &["leaked password", "leaked credential"];
+
+/// Words of interactive logon alerts.
+pub(crate) const INTERACTIVE_LOGON_WORDS: &[&str] = &[
+    "interactive",
+    "rdp",
+    "remoteinteractive",
+    "logon type 10",
+    "logon type 2",
+    "console login",
+];
+
+/// Words of password spray alerts.
+pub(crate) const PASSWORD_SPRAY_WORDS: &[&str] =
+    &["password spray", "passwordspray", "password_spray"];
+
+/// Words of brute force alerts.
+pub(crate) const BRUTE_FORCE_WORDS: &[&str] = &[
+    "brute force",
+    "bruteforce",
+    "brute-force",
+    "password guessing",
+    "password_guessing",
+    "authentication failures",
+];
+
+pub fn applies(case: &Case<'_>) -> bool {
+    case.category() == Some(AlertCategory::Identity) || case.signals.sign_in.is_some()
+}
+
+pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let empty = SignInSignal::default();
+    let sign_in = case.signals.sign_in.as_ref().unwrap_or(&empty);
+    let user = sign_in
+        .user
+        .clone()
+        .or_else(|| case.person_phrase())
+        .unwrap_or_else(|| "the account".to_string());
+    source_address(case, sign_in, &user, out);
+    location(case, sign_in, &user, out);
+    mfa(case, sign_in, &user, out);
+    risk_reasons(case, sign_in, &user, out);
+    service_account_sign_in(case, sign_in, out);
+    guessing(case, sign_in, &user, out);
+    corroborated_sign_in(sign_in, &user, out);
+    outcome(case, sign_in, &user, out);
+    if !case
+        .known
+        .iter()
+        .any(|(entity, _)| matches!(entity.kind, EntityKind::User | EntityKind::Email))
+    {
+        out.push(Judgement::new(
+            Weight::Missing,
+            "No account named",
+            "The identity alert does not say which account signed in or was targeted, so its history, \
+             role and usual locations cannot be checked. Send the user principal name with the alert.",
+        ));
+    }
+}
+
+fn source_address(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    let Some(ip) = sign_in.source_ip.as_deref() else {
+        return;
+    };
+    let Some(knowledge) = case.lookup(EntityKind::Ip, ip) else {
+        return;
+    };
+    let place = match knowledge.place {
+        Some(NetworkPlace::VpnEgress) => "the corporate VPN egress",
+        Some(NetworkPlace::OfficeNat) => "an office's public address",
+        Some(NetworkPlace::OwnPublic) => "one of the organisation's own public addresses",
+        Some(NetworkPlace::Internal) => "the internal network",
+        _ => return,
+    };
+    out.push(
+        Judgement::new(
+            Weight::Reassures,
+            format!("Signed in from {place}"),
+            format!(
+                "{user} signed in from {ip}, {place}. Reaching it already took the organisation's own \
+                 authentication, so the sign-in's location is expected."
+            ),
+        )
+        .artifact(ip)
+        .evidence("network_place", json!({"ip": ip, "place": place}))
+        .tag("corporate_network", format!("{ip}: {place}")),
+    );
+}
+
+fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    if case.mentions(IMPOSSIBLE_TRAVEL_WORDS) {
+        // A VPN makes a user appear where its egress is: "travel" between the user's real
+        // location and the corporate VPN is an artefact. An office address is a real place.
+        let via_vpn = case
+            .known_of(EntityKind::Ip)
+            .find(|(_, knowledge)| knowledge.place == Some(NetworkPlace::VpnEgress))
+            .map(|(entity, _)| entity.value.clone());
+        let judgement = match via_vpn {
+            Some(vpn) => Judgement::new(
+                Weight::Explains,
+                "The 'travel' is the corporate VPN",
+                format!(
+                    "One end of the impossible travel for {user} is {vpn}, the corporate VPN egress: the \
+                     VPN made the user appear there, so the two places were never both physical."
+                ),
+            )
+            .artifact(vpn.clone())
+            .evidence("network_place", json!({"ip": vpn, "place": "vpn_egress"}))
+            .tag("corporate_network", format!("{vpn}: VPN egress")),
+            None => Judgement::new(
+                Weight::Suspicious,
+                format!("Impossible travel for {user}"),
+                format!(
+                    "{user} signed in from places too far apart for the time between them{}; one of the two \
+                     sessions is probably someone else's.",
+                    sign_in.country.as_deref().map(|country| format!(" (the latest from {country})")).unwrap_or_default()
+                ),
+            )
+            .evidence("sign_in_location", json!({"country": sign_in.country, "city": sign_in.city, "ip": sign_in.source_ip}))
+            .tactic("Initial Access")
+            .tag("impossible_travel", user.to_string())
+            .question(user, "Were you travelling, or using a VPN or a cloud service that signs in for you, at that time?"),
+        };
+        out.push(judgement.artifact(user));
+    }
+    let Some(country) = sign_in.country.as_deref() else {
+        return;
+    };
+    let home = case.known.iter().find_map(|(_, knowledge)| {
+        knowledge
+            .identity
+            .and_then(|identity| identity.location.clone())
+    });
+    let usual_for_organisation = || {
+        case.context
+            .document()
+            .organization
+            .usual_countries
+            .iter()
+            .any(|usual| same_country(usual, country))
+    };
+    // Unusual: not where the person works (when known) and not where the organisation
+    // works; a British CFO signing in from the US office's country is not news.
+    let unusual = match &home {
+        Some(home) => !same_country(home, country) && !usual_for_organisation(),
+        None => {
+            !case
+                .context
+                .document()
+                .organization
+                .usual_countries
+                .is_empty()
+                && !usual_for_organisation()
+        }
+    };
+    if !unusual {
+        return;
+    }
+    let expected = home.clone().unwrap_or_else(|| {
+        case.context
+            .document()
+            .organization
+            .usual_countries
+            .join(", ")
+    });
+    out.push(
+        Judgement::new(
+            Weight::Suspicious,
+            format!("Sign-in from {country}, unusual for {user}"),
+            format!(
+                "{user} signed in from {country}{}; {} from {expected}.",
+                sign_in.city.as_deref().map(|city| format!(" ({city})")).unwrap_or_default(),
+                if home.is_some() { "they work" } else { "the organisation works" }
+            ),
+        )
+        .artifact(user)
+        .evidence(
+            "sign_in_location",
+            json!({"country": country, "city": sign_in.city, "expected": expected, "ip": sign_in.source_ip}),
+        )
+        .tactic("Initial Access")
+        .tag("new_country", format!("{user} from {country}"))
+        .question(user, format!("Did you sign in from {country} at that time?")),
+    );
+}
+
+/// Whether two countries are the same, each written as an ISO code or an English name.
+fn same_country(left: &str, right: &str) -> bool {
+    let code = |text: &str| {
+        let trimmed = text.trim();
+        COUNTRY_NAMES
+            .iter()
+            .find(|(_, name)| name.eq_ignore_ascii_case(trimmed))
+            .map_or_else(
+                || trimmed.to_ascii_uppercase(),
+                |(code, _)| (*code).to_string(),
+            )
+    };
+    code(left) == code(right)
+}
+
+/// English names tools write instead of ISO 3166 codes, for the countries seen most.
+const COUNTRY_NAMES: &[(&str, &str)] = &[
+    ("GB", "United Kingdom"),
+    ("GB", "UK"),
+    ("GB", "Great Britain"),
+    ("GB", "England"),
+    ("US", "United States"),
+    ("US", "USA"),
+    ("US", "United States of America"),
+    ("CA", "Canada"),
+    ("MX", "Mexico"),
+    ("BR", "Brazil"),
+    ("AR", "Argentina"),
+    ("IE", "Ireland"),
+    ("FR", "France"),
+    ("DE", "Germany"),
+    ("NL", "Netherlands"),
+    ("BE", "Belgium"),
+    ("ES", "Spain"),
+    ("PT", "Portugal"),
+    ("IT", "Italy"),
+    ("CH", "Switzerland"),
+    ("AT", "Austria"),
+    ("SE", "Sweden"),
+    ("NO", "Norway"),
+    ("DK", "Denmark"),
+    ("FI", "Finland"),
+    ("PL", "Poland"),
+    ("CZ", "Czechia"),
+    ("RO", "Romania"),
+    ("UA", "Ukraine"),
+    ("RU", "Russia"),
+    ("RU", "Russian Federation"),
+    ("TR", "Turkey"),
+    ("IL", "Israel"),
+    ("AE", "United Arab Emirates"),
+    ("SA", "Saudi Arabia"),
+    ("IR", "Iran"),
+    ("IN", "India"),
+    ("PK", "Pakistan"),
+    ("CN", "China"),
+    ("HK", "Hong Kong"),
+    ("JP", "Japan"),
+    ("KR", "South Korea"),
+    ("KP", "North Korea"),
+    ("SG", "Singapore"),
+    ("VN", "Vietnam"),
+    ("ID", "Indonesia"),
+    ("PH", "Philippines"),
+    ("AU", "Australia"),
+    ("NZ", "New Zealand"),
+    ("ZA", "South Africa"),
+    ("NG", "Nigeria"),
+    ("KE", "Kenya"),
+    ("EG", "Egypt"),
+    ("MA", "Morocco"),
+];
+
+fn mfa(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    let denials = sign_in.mfa_denials.unwrap_or(0);
+    let fatigue_words = case.mentions(MFA_FATIGUE_WORDS);
+    if denials >= 3 || fatigue_words {
+        let approved = sign_in.mfa_passed == Some(true) || sign_in.succeeded == Some(true);
+        let (weight, ending) = if approved {
+            (
+                Weight::Malicious,
+                "and then one was approved: the attacker holds the password and now a session",
+            )
+        } else {
+            (
+                Weight::Suspicious,
+                "none was approved, but the attacker holds the password",
+            )
+        };
+        out.push(
+            Judgement::new(
+                weight,
+                format!("MFA fatigue against {user}"),
+                format!(
+                    "{user} received {} MFA prompts they did not expect, {ending}.",
+                    if denials > 0 { denials.to_string() } else { "repeated".to_string() }
+                ),
+            )
+            .artifact(user)
+            .evidence("mfa", json!({"denials": denials, "approved": approved}))
+            .tactic("Credential Access")
+            .tag("mfa_fatigue", format!("{denials} prompts"))
+            .remediation(format!("Reset the password of {user}, revoke all sessions and re-register MFA with number matching"))
+            .question(user, "Did you approve an MFA prompt you did not start?"),
+        );
+    }
+    if case.mentions(MFA_RESET_WORDS) {
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("MFA was removed or reset for {user}"),
+                format!(
+                    "An MFA factor of {user} was removed or reset. Attackers who phish a session do this to \
+                     enrol their own device."
+                ),
+            )
+            .artifact(user)
+            .evidence("mfa", json!({"change": "factor removed or reset"}))
+            .tactic("Persistence")
+            .tag("mfa_change", user.to_string())
+            .question(user, "Did you ask the help desk to reset your MFA, or change it yourself?"),
+        );
+    }
+}
+
+fn risk_reasons(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    let reasons: Vec<String> = sign_in
+        .risk_reasons
+        .iter()
+        .map(|reason| reason.to_lowercase())
+        .collect();
+    let has = |words: &[&str]| {
+        reasons
+            .iter()
+            .any(|reason| words.iter().any(|word| reason.contains(word)))
+    };
+    if has(&["anonymizedip", "anonymous", "tor"])
+        || sign_in
+            .network_owner
+            .as_deref()
+            .is_some_and(|owner| owner.to_lowercase().contains("tor"))
+    {
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("{user} signed in through an anonymiser"),
+                format!(
+                    "The sign-in of {user} came through Tor or an anonymising proxy{}. Staff rarely need one; \
+                     attackers with stolen passwords nearly always do.",
+                    sign_in.source_ip.as_deref().map(|ip| format!(" ({ip})")).unwrap_or_default()
+                ),
+            )
+            .artifact(user)
+            .evidence("sign_in_risk", json!({"reasons": sign_in.risk_reasons, "network_owner": sign_in.network_owner}))
+            .tactic("Initial Access")
+            .tag("anonymizer", user.to_string()),
+        );
+    }
+    if has(&["leakedcredentials", "leaked credential", "leaked password"])
+        || case.mentions(LEAKED_CREDENTIAL_WORDS)
+    {
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("Credentials of {user} were leaked"),
+                format!(
+                    "The password of {user} was found in a leak; anyone holding it can try it."
+                ),
+            )
+            .artifact(user)
+            .evidence("sign_in_risk", json!({"reasons": sign_in.risk_reasons}))
+            .tactic("Credential Access")
+            .tag("leaked_credentials", user.to_string())
+            .remediation(format!(
+                "Force a password change for {user} and check their recent sign-ins"
+            )),
+        );
+    }
+}
+
+fn service_account_sign_in(case: &Case<'_>, sign_in: &SignInSignal, out: &mut Vec<Judgement>) {
+    for (entity, knowledge) in case.known_of(EntityKind::User) {
+        let Some(account) = knowledge.service_account else {
+            continue;
+        };
+        let interactive = sign_in.user_agent.as_deref().is_some_and(|agent| {
+            let agent = agent.to_lowercase();
+            ["mozilla", "chrome", "safari", "edge", "firefox"]
+                .iter()
+                .any(|browser| agent.contains(browser))
+        }) || case.mentions(INTERACTIVE_LOGON_WORDS);
+        let from_unlisted = sign_in
+            .source_ip
+            .as_deref()
+            .is_some_and(|ip| !account.ips.is_empty() && !Context::ip_in(ip, &account.ips));
+        let problem = if interactive && !account.interactive {
+            Some("signed in interactively, which it never does".to_string())
+        } else if from_unlisted {
+            Some(format!(
+                "signed in from {}, outside its listed addresses ({})",
+                sign_in.source_ip.as_deref().unwrap_or_default(),
+                account.ips.join(", ")
+            ))
+        } else {
+            None
+        };
+        let Some(problem) = problem else {
+            if !account.ips.is_empty() && sign_in.source_ip.is_some() {
+                out.push(
+                    Judgement::new(
+                        Weight::Explains,
+                        format!("{} signed in from where it works", account.user),
+                        format!("The service account {} signed in non-interactively from its listed addresses.", account.user),
+                    )
+                    .artifact(entity.value.clone())
+                    .evidence("service_account_profile", json!({"account": account.user, "ips": account.ips}))
+                    .tag("service_account_expected", account.user.clone()),
+                );
+            }
+            continue;
+        };
+        out.push(
+            Judgement::new(
+                Weight::Malicious,
+                format!("Service account {} {problem}", account.user),
+                format!(
+                    "The service account {} {problem}. Service accounts run unattended jobs; a person using \
+                     one means its credential was taken.",
+                    account.user
+                ),
+            )
+            .artifact(entity.value.clone())
+            .evidence(
+                "service_account_profile",
+                json!({"account": account.user, "interactive_allowed": account.interactive, "ips": account.ips, "source_ip": sign_in.source_ip}),
+            )
+            .tactic("Initial Access")
+            .tag("service_account_misuse", account.user.clone())
+            .urgent("a service account's credential is in someone else's hands")
+            .remediation(format!("Disable {} now, rotate its credential and find where it was taken from", account.user)),
+        );
+    }
+}
+
+/// Password guessing described by an alert that is not a sign-in alert (a cloud detector,
+/// a host log): judged the same way.
+pub fn guessing_elsewhere(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let empty = SignInSignal::default();
+    let sign_in = case.signals.sign_in.as_ref().unwrap_or(&empty);
+    let user = case
+        .person_phrase()
+        .unwrap_or_else(|| "the account".to_string());
+    guessing(case, sign_in, &user, out);
+}
+
+fn guessing(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    let failures = sign_in.failure_count.unwrap_or(0);
+    let targets = sign_in.targeted_accounts.unwrap_or(0);
+    let spray = targets >= 5 || case.mentions(PASSWORD_SPRAY_WORDS);
+    let brute = failures >= 10 || case.mentions(BRUTE_FORCE_WORDS);
+    if !spray && !brute {
+        return;
+    }
+    let succeeded = sign_in.succeeded == Some(true);
+    let kind = if spray {
+        "Password spray"
+    } else {
+        "Brute force"
+    };
+    let source = sign_in
+        .source_ip
+        .clone()
+        .or_else(|| {
+            case.alert
+                .entities_of(EntityKind::Ip)
+                .next()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "an unknown source".to_string());
+    // Guessing many accounts, or one account from the internet, is an attack whether or
+    // not it worked; one account failing from inside is as often a stale saved password.
+    let from_outside = case
+        .lookup(EntityKind::Ip, &source)
+        .and_then(|knowledge| knowledge.place)
+        .is_some_and(|place| !place.is_own());
+    let mut judgement = Judgement::new(
+        if succeeded || spray || from_outside {
+            Weight::Malicious
+        } else {
+            Weight::Suspicious
+        },
+        format!(
+            "{kind} from {source}{}",
+            if succeeded { " succeeded" } else { "" }
+        ),
+        format!(
+            "{kind}: {}{} from {source}{}.",
+            if failures > 0 {
+                format!("{failures} failed attempts")
+            } else {
+                "repeated failed attempts".to_string()
+            },
+            if targets > 0 {
+                format!(" against {targets} accounts")
+            } else {
+                format!(" against {user}")
+            },
+            if succeeded {
+                ", and then a sign-in succeeded: the guessing worked"
+            } else {
+                "; none is reported to have succeeded"
+            }
+        ),
+    )
+    .artifact(source.clone())
+    .evidence(
+        "authentication_failures",
+        json!({"failures": failures, "accounts": targets, "succeeded": succeeded}),
+    )
+    .tactic("Credential Access")
+    .tag(
+        if spray {
+            "password_spray"
+        } else {
+            "brute_force"
+        },
+        source.clone(),
+    )
+    .remediation(format!(
+        "Block {source} and check every account it tried for a later successful sign-in"
+    ));
+    judgement = if succeeded {
+        judgement.remediation(format!(
+            "Reset the password of {user} and revoke its sessions"
+        ))
+    } else {
+        judgement.attempt()
+    };
+    out.push(judgement);
+}
+
+/// A successful sign-in with several independent signs that it was not the user, one of
+/// them strong, is a compromise: one anomaly is a traveller, several are an intruder.
+fn corroborated_sign_in(sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    if sign_in.succeeded != Some(true) {
+        return;
+    }
+    const STRONG: &[&str] = &[
+        "tor",
+        "anonymizer",
+        "impossible_travel",
+        "leaked_credentials",
+        "threat_intel_match",
+    ];
+    const WEAK: &[&str] = &["new_country"];
+    let mut signs: Vec<&str> = Vec::new();
+    let mut strong = 0;
+    let tag_names: Vec<&'static str> = out
+        .iter()
+        .flat_map(|judgement| judgement.tags.iter().map(|(name, _)| *name))
+        .collect();
+    let anonymised = tag_names
+        .iter()
+        .any(|name| matches!(*name, "tor" | "anonymizer"));
+    for name in &tag_names {
+        // Tor and "anonymiser" are one sign, told twice.
+        let sign = if *name == "tor" { "anonymizer" } else { *name };
+        if signs.contains(&sign) {
+            continue;
+        }
+        // Through an anonymiser the country is the exit node's, not the user's: it is not
+        // a second, independent sign.
+        if sign == "new_country" && anonymised {
+            continue;
+        }
+        if STRONG.contains(name) {
+            strong += 1;
+            signs.push(sign);
+        } else if WEAK.contains(name) {
+            signs.push(sign);
+        }
+    }
+    let high_risk = sign_in
+        .risk_level
+        .as_deref()
+        .is_some_and(|level| matches!(level.to_lowercase().as_str(), "high" | "critical"));
+    if high_risk {
+        signs.push("identity provider rates it high risk");
+    }
+    if strong == 0 || signs.len() < 2 {
+        return;
+    }
+    let signs: Vec<String> = signs.iter().map(|sign| sign.replace('_', " ")).collect();
+    out.push(
+        Judgement::new(
+            Weight::Malicious,
+            format!("The successful sign-in of {user} was not the user"),
+            format!(
+                "The sign-in of {user} succeeded with {} independent signs against it ({}): together \
+                 they mean someone else holds the account.",
+                signs.len(),
+                signs.join(", ")
+            ),
+        )
+        .artifact(user)
+        .evidence("corroborated_sign_in", json!({"signs": signs, "succeeded": true}))
+        .tactic("Initial Access")
+        .tag("account_takeover", user.to_string())
+        .remediation(format!("Revoke every session of {user}, reset the password and re-register MFA"))
+        .question(user, "Was this sign-in you?"),
+    );
+}
+
+fn outcome(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
+    if sign_in.succeeded == Some(false) {
+        out.push(
+            Judgement::new(
+                Weight::Neutral,
+                "The sign-in failed",
+                format!(
+                    "The sign-in attempt for {user} did not succeed, so no session was obtained."
+                ),
+            )
+            .evidence("sign_in_result", json!({"succeeded": false}))
+            .tag("blocked_by_source", "sign-in failed"),
+        );
+    } else if sign_in.succeeded == Some(true)
+        && case
+            .known
+            .iter()
+            .any(|(_, knowledge)| knowledge.identity.is_some())
+    {
+        out.push(
+            Judgement::new(
+                Weight::Neutral,
+                "The sign-in succeeded",
+                format!("The sign-in for {user} succeeded: whoever it was holds a session now."),
+            )
+            .evidence("sign_in_result", json!({"succeeded": true})),
+        );
+    }
+}

@@ -1,0 +1,587 @@
+//! The launcher: the small single-threaded process the service re-executes for every run. It
+//! isolates itself step by step, each step narrowing what the next ones and the script can
+//! do, then becomes the interpreter. Three processes take part:
+//!
+//! - the launcher (the parent's child): new session, rlimits, new namespaces, then waits;
+//! - the reaper, its child: pid 1 of the new PID namespace, reaps orphans, and when it exits
+//!   the kernel kills every process left in the namespace (detached daemons included);
+//! - the script process, the reaper's child: drops to the slot's uid, no_new_privs,
+//!   Landlock, seccomp, then execs Python on the fixed bootstrap.
+//!
+//! Everything they report goes to the status descriptor (see `status`).
+
+use std::convert::Infallible;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::landlock_layer;
+use crate::plan::{LaunchPlan, LayerPolicy, ResourceLimits};
+use crate::seccomp;
+use crate::status::{STATUS_DESCRIPTOR, status_line};
+
+/// The Python code every script runs under.
+pub(crate) const BOOTSTRAP: &str = include_str!("bootstrap.py");
+
+/// Exit code of the launcher when it could not set a run up (the reason is on the status
+/// descriptor); the parent reads the status, not this code, but a human may see it.
+const SETUP_FAILED_EXIT_CODE: i32 = 125;
+const EXEC_FAILED_EXIT_CODE: i32 = 127;
+
+/// Writes status lines. Before the plan is known to be sane, a missing status descriptor
+/// falls back to stderr so that a human running the launcher by hand sees the error.
+struct StatusWriter {
+    descriptor: i32,
+}
+
+impl StatusWriter {
+    fn open() -> StatusWriter {
+        // SAFETY: F_GETFD only inspects the descriptor table entry.
+        let status_is_open = unsafe { libc::fcntl(STATUS_DESCRIPTOR, libc::F_GETFD) } != -1;
+        StatusWriter {
+            descriptor: if status_is_open {
+                STATUS_DESCRIPTOR
+            } else {
+                libc::STDERR_FILENO
+            },
+        }
+    }
+
+    fn write(&self, word: &str, message: &str) {
+        let line = status_line(word, message);
+        let mut remaining = line.as_bytes();
+        while !remaining.is_empty() {
+            // SAFETY: writes from a live byte slice of the given length.
+            let written = unsafe {
+                libc::write(
+                    self.descriptor,
+                    remaining.as_ptr().cast::<libc::c_void>(),
+                    remaining.len(),
+                )
+            };
+            match usize::try_from(written) {
+                Ok(count) if count > 0 => remaining = &remaining[count.min(remaining.len())..],
+                _ if last_errno() == libc::EINTR => {}
+                _ => return,
+            }
+        }
+    }
+
+    fn applied(&self, layer: &str, detail: &str) {
+        self.write("applied", &format!("{layer} {detail}"));
+    }
+
+    /// Applies one layer according to its policy: a required layer that fails stops the run;
+    /// a tried one is recorded as unavailable.
+    fn layer(
+        &self,
+        policy: LayerPolicy,
+        layer: &str,
+        apply: impl FnOnce() -> Result<String, String>,
+    ) -> Result<bool, String> {
+        if !policy.wanted() {
+            return Ok(false);
+        }
+        match apply() {
+            Ok(detail) => {
+                self.applied(layer, &detail);
+                Ok(true)
+            }
+            Err(reason) if policy == LayerPolicy::Require => {
+                Err(format!("required layer {layer} failed: {reason}"))
+            }
+            Err(reason) => {
+                self.write("unavailable", &format!("{layer} {reason}"));
+                Ok(false)
+            }
+        }
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// Entry point of the launcher process (`sleuth sandbox-exec`). Must be called before any
+/// thread starts (before an async runtime): it forks, and it restricts only its own thread.
+pub fn launcher_main(arguments: Vec<OsString>) -> ! {
+    let status = StatusWriter::open();
+    let exit_code = match launch(&arguments, &status) {
+        Ok(code) => code,
+        Err(reason) => {
+            status.write("fatal", &reason);
+            SETUP_FAILED_EXIT_CODE
+        }
+    };
+    std::process::exit(exit_code)
+}
+
+fn launch(arguments: &[OsString], status: &StatusWriter) -> Result<i32, String> {
+    let plan = LaunchPlan::from_arguments(arguments)?;
+    if status.descriptor != STATUS_DESCRIPTOR {
+        return Err("the status descriptor 3 is not open".to_owned());
+    }
+    ensure_single_threaded()?;
+    install_termination_handler();
+    close_inherited_descriptors();
+    // The parent made us a session leader before exec (so it can kill our group from the
+    // first instant); in case it did not, do it here. No controlling terminal either way.
+    // SAFETY: setsid takes no arguments; failure (already a leader) is harmless.
+    unsafe { libc::setsid() };
+
+    apply_resource_limits(&plan.limits)?;
+    status.applied("rlimits", "");
+    // SAFETY: alarm only arms a timer. Its default action ends this process, and the
+    // reaper's parent-death signal then ends the run: a backstop if the service died.
+    unsafe { libc::alarm(plan.backstop_seconds) };
+
+    let in_pid_namespace = enter_namespaces(&plan, status)?;
+    let sweeps_uid = plan.layers.dedicated_uid.wanted() && !in_pid_namespace;
+    if sweeps_uid {
+        // Without a PID namespace, a process a previous run of this slot left behind (it
+        // was killed at its deadline) could still be alive under the slot's uid.
+        kill_every_process_of(plan.sandbox_uid);
+    }
+
+    // SIGTERM stays blocked across fork until the reaper's pid is known to the handler.
+    let blocked = block_termination();
+    // SAFETY: the launcher is single threaded (checked above), so the child may run
+    // arbitrary code after fork.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_error("fork of the reaper")),
+        0 => {
+            // SAFETY: the reaper wants the default disposition back: as pid 1 of its
+            // namespace that means the script cannot signal it at all.
+            unsafe { libc::signal(libc::SIGTERM, libc::SIG_DFL) };
+            restore_signal_mask(&blocked);
+            reaper(&plan, status, in_pid_namespace, sweeps_uid)
+        }
+        reaper_pid => {
+            REAPER_PID.store(reaper_pid, Ordering::SeqCst);
+            restore_signal_mask(&blocked);
+            // Only the script's processes may hold its pipes: the parent reads them to EOF.
+            close_standard_streams();
+            Ok(wait_for_exit_code(reaper_pid))
+        }
+    }
+}
+
+/// The reaper's pid, for the SIGTERM handler; 0 until it exists.
+static REAPER_PID: AtomicI32 = AtomicI32::new(0);
+
+/// How the parent stops a run (wall clock, output cap): SIGTERM to the launcher, which kills
+/// the reaper and keeps waiting. The reaper's exit, as pid 1 of its namespace, returns only
+/// once the kernel has killed and reaped every process in it, so when the launcher exits the
+/// run has left nothing behind. (SIGKILL to the launcher would return at once, while the
+/// namespace is still being torn down.)
+extern "C" fn on_termination_request(_signal: libc::c_int) {
+    let reaper_pid = REAPER_PID.load(Ordering::SeqCst);
+    // SAFETY: kill and _exit are async-signal-safe.
+    unsafe {
+        if reaper_pid > 0 {
+            libc::kill(reaper_pid, libc::SIGKILL);
+        } else {
+            libc::_exit(128 + libc::SIGTERM);
+        }
+    }
+}
+
+fn install_termination_handler() {
+    let handler: extern "C" fn(libc::c_int) = on_termination_request;
+    // SAFETY: the handler only calls async-signal-safe functions.
+    unsafe { libc::signal(libc::SIGTERM, handler as libc::sighandler_t) };
+}
+
+fn block_termination() -> libc::sigset_t {
+    // SAFETY: the sets are plain values initialised by sigemptyset before use.
+    unsafe {
+        let mut termination: libc::sigset_t = std::mem::zeroed();
+        let mut previous: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut termination);
+        libc::sigaddset(&mut termination, libc::SIGTERM);
+        libc::sigprocmask(libc::SIG_BLOCK, &termination, &mut previous);
+        previous
+    }
+}
+
+fn restore_signal_mask(previous: &libc::sigset_t) {
+    // SAFETY: restores a mask sigprocmask returned.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, previous, std::ptr::null_mut()) };
+}
+
+/// The launcher forks; with a second thread, the children would inherit locks held by a
+/// thread that does not exist in them, and the restrictions would cover one thread only.
+fn ensure_single_threaded() -> Result<(), String> {
+    let process_status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|error| format!("cannot read /proc/self/status: {error}"))?;
+    let threads = process_status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .map(str::trim);
+    match threads {
+        Some("1") => Ok(()),
+        Some(count) => Err(format!(
+            "the launcher must be single threaded, it has {count} threads"
+        )),
+        None => Err("cannot count the launcher's threads".to_owned()),
+    }
+}
+
+/// A descriptor the service leaked without close-on-exec must not reach the script.
+fn close_inherited_descriptors() {
+    let first = (STATUS_DESCRIPTOR + 1) as libc::c_uint;
+    // SAFETY: close_range only closes descriptors; none above 3 is used by this process.
+    unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0) };
+}
+
+fn close_standard_streams() {
+    for descriptor in [libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // SAFETY: closing a standard stream this process no longer uses.
+        unsafe { libc::close(descriptor) };
+    }
+}
+
+fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into `current`.
+    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+        return Err(os_error("getrlimit"));
+    }
+    // Without CAP_SYS_RESOURCE a hard limit can only go down; never ask for more.
+    let hard = hard.min(current.rlim_max);
+    let wanted = libc::rlimit {
+        rlim_cur: soft.min(hard),
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit reads one rlimit.
+    if unsafe { libc::setrlimit(resource, &wanted) } != 0 {
+        return Err(os_error(&format!("setrlimit {resource}")));
+    }
+    Ok(())
+}
+
+/// Limits inherited by every process of the run. RLIMIT_NPROC only binds processes that are
+/// not root, which is why the dedicated uid matters for fork bombs.
+fn apply_resource_limits(limits: &ResourceLimits) -> Result<(), String> {
+    // SIGXCPU at the soft limit lets the parent tell a CPU-time overrun from a crash; the
+    // hard limit a second later is SIGKILL for a script that ignores SIGXCPU.
+    set_limit(
+        libc::RLIMIT_CPU,
+        limits.cpu_seconds,
+        limits.cpu_seconds.saturating_add(1),
+    )?;
+    set_limit(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)?;
+    set_limit(
+        libc::RLIMIT_FSIZE,
+        limits.file_size_bytes,
+        limits.file_size_bytes,
+    )?;
+    set_limit(libc::RLIMIT_NOFILE, limits.open_files, limits.open_files)?;
+    set_limit(libc::RLIMIT_CORE, 0, 0)?;
+    if let Some(max_processes) = limits.max_processes {
+        set_limit(libc::RLIMIT_NPROC, max_processes, max_processes)?;
+    }
+    Ok(())
+}
+
+fn unshare(flags: libc::c_int, what: &str) -> Result<String, String> {
+    // SAFETY: unshare only changes this process's namespace membership.
+    if unsafe { libc::unshare(flags) } == 0 {
+        Ok(String::new())
+    } else {
+        Err(os_error(what))
+    }
+}
+
+/// Creates the namespaces. Returns whether the children live in a new PID namespace.
+fn enter_namespaces(plan: &LaunchPlan, status: &StatusWriter) -> Result<bool, String> {
+    let layers = &plan.layers;
+    status.layer(
+        layers.user_namespace,
+        "user-namespace",
+        enter_user_namespace,
+    )?;
+    // A PID namespace takes effect for the children: the reaper will be its pid 1, the
+    // script cannot see or signal anything outside it, and when the reaper exits the
+    // kernel kills whatever is left, setsid daemons included.
+    let in_pid_namespace = status.layer(layers.pid_namespace, "pid-namespace", || {
+        unshare(libc::CLONE_NEWPID, "unshare(CLONE_NEWPID)")
+    })?;
+    // A fresh network namespace has only a loopback that is down: no route anywhere, the
+    // host's loopback services included.
+    if !plan.allow_network {
+        status.layer(layers.net_namespace, "net-namespace", || {
+            unshare(libc::CLONE_NEWNET, "unshare(CLONE_NEWNET)")
+        })?;
+    }
+    // System V IPC and the host name are shared host state a script must not touch.
+    status.layer(layers.ipc_namespace, "ipc-namespace", || {
+        unshare(libc::CLONE_NEWIPC, "unshare(CLONE_NEWIPC)")
+    })?;
+    status.layer(layers.uts_namespace, "uts-namespace", || {
+        unshare(libc::CLONE_NEWUTS, "unshare(CLONE_NEWUTS)")
+    })?;
+    Ok(in_pid_namespace)
+}
+
+/// For a service that is not root: a user namespace in which it may create the others. The
+/// service's own uid and gid are mapped to themselves, so files the script writes in its
+/// work dir belong to the service and the script is not root inside either.
+fn enter_user_namespace() -> Result<String, String> {
+    // SAFETY: geteuid and getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if uid == 0 {
+        return Err("not needed as root".to_owned());
+    }
+    unshare(libc::CLONE_NEWUSER, "unshare(CLONE_NEWUSER)")?;
+    let write = |path: &str, content: String| {
+        std::fs::write(path, content).map_err(|error| format!("{path}: {error}"))
+    };
+    write("/proc/self/setgroups", "deny".to_owned())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(String::new())
+}
+
+/// Kills every process of `uid`, from a short-lived child that takes that uid: kill(-1)
+/// reaches exactly the processes a process may signal, and for a plain uid those are its own.
+fn kill_every_process_of(uid: u32) {
+    // SAFETY: single threaded; the child only calls async-signal-safe functions.
+    match unsafe { libc::fork() } {
+        0 => {
+            // SAFETY: dropping to `uid` in this child, then signalling; no memory involved.
+            unsafe {
+                if libc::setresgid(uid, uid, uid) == 0 && libc::setresuid(uid, uid, uid) == 0 {
+                    libc::kill(-1, libc::SIGKILL);
+                }
+                libc::_exit(0)
+            }
+        }
+        -1 => {}
+        sweeper_pid => {
+            wait_for_exit_code(sweeper_pid);
+        }
+    }
+}
+
+/// Waits for one child and turns its end into an exit code, shell style.
+fn wait_for_exit_code(pid: libc::pid_t) -> i32 {
+    loop {
+        let mut wait_status = 0;
+        // SAFETY: waitpid writes the status of our own child into `wait_status`.
+        let result = unsafe { libc::waitpid(pid, &mut wait_status, 0) };
+        if result == pid {
+            return if libc::WIFEXITED(wait_status) {
+                libc::WEXITSTATUS(wait_status)
+            } else {
+                128 + libc::WTERMSIG(wait_status)
+            };
+        }
+        if result == -1 && last_errno() != libc::EINTR {
+            return SETUP_FAILED_EXIT_CODE;
+        }
+    }
+}
+
+/// The reaper: pid 1 of the run's PID namespace (or a subreaper without one).
+fn reaper(plan: &LaunchPlan, status: &StatusWriter, in_pid_namespace: bool, sweeps_uid: bool) -> ! {
+    // SAFETY: prctl with integer arguments only. If the launcher is killed (wall clock,
+    // output cap), the reaper dies with it, and with the reaper the whole namespace.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if !in_pid_namespace {
+            // Orphans of the script become our children instead of the host init's.
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+        }
+    }
+    // SAFETY: still single threaded after fork.
+    let script_pid = match unsafe { libc::fork() } {
+        -1 => {
+            status.write("fatal", &os_error("fork of the script process"));
+            // SAFETY: ending this forked child without running the parent's exit handlers.
+            unsafe { libc::_exit(SETUP_FAILED_EXIT_CODE) }
+        }
+        0 => script_process(plan, status),
+        script_pid => script_pid,
+    };
+    // The script gets a process group of its own, so that its background children can be
+    // killed together with it below (set from both sides: whichever runs first wins).
+    // SAFETY: setpgid on our own child.
+    unsafe { libc::setpgid(script_pid, script_pid) };
+    close_standard_streams();
+    let script_end = reap_until(script_pid);
+    match script_end {
+        Some(end) if libc::WIFEXITED(end) => {
+            status.write("exit", &libc::WEXITSTATUS(end).to_string());
+        }
+        Some(end) => status.write("signal", &libc::WTERMSIG(end).to_string()),
+        None => status.write("fatal", "lost track of the script process"),
+    }
+    if sweeps_uid {
+        kill_every_process_of(plan.sandbox_uid);
+    }
+    // SAFETY: ending the forked reaper. In a PID namespace this kills every process left.
+    unsafe { libc::_exit(0) }
+}
+
+/// Reaps every child until the script process has ended. The script's process group is
+/// killed while its leader is still a zombie, so the group id cannot have been reused.
+fn reap_until(script_pid: libc::pid_t) -> Option<libc::c_int> {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid value for waitid to fill.
+        let mut information: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes into `information`; WNOWAIT leaves the child unreaped.
+        let result = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut information,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if result == -1 {
+            if last_errno() == libc::EINTR {
+                continue;
+            }
+            return None;
+        }
+        // SAFETY: waitid filled a child-exit siginfo, whose si_pid is valid.
+        let ended_pid = unsafe { information.si_pid() };
+        if ended_pid == script_pid {
+            // SAFETY: signalling the script's own group, whose leader is an unreaped zombie.
+            unsafe { libc::kill(-script_pid, libc::SIGKILL) };
+        }
+        let mut wait_status = 0;
+        // SAFETY: reaping the child waitid reported.
+        unsafe { libc::waitpid(ended_pid, &mut wait_status, 0) };
+        if ended_pid == script_pid {
+            return Some(wait_status);
+        }
+    }
+}
+
+/// The script process: never returns; it becomes the interpreter or reports why not.
+fn script_process(plan: &LaunchPlan, status: &StatusWriter) -> ! {
+    let error = match isolate_and_exec(plan, status) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    status.write("fatal", &error);
+    // SAFETY: ending the forked child without running the parent's exit handlers.
+    unsafe { libc::_exit(EXEC_FAILED_EXIT_CODE) }
+}
+
+fn c_string(bytes: &[u8]) -> Result<CString, String> {
+    CString::new(bytes).map_err(|_| "an argument holds a NUL byte".to_owned())
+}
+
+fn isolate_and_exec(plan: &LaunchPlan, status: &StatusWriter) -> Result<Infallible, String> {
+    let layers = &plan.layers;
+    // SAFETY: integer prctl and setpgid on ourselves. PDEATHSIG: if the reaper dies, so does
+    // the script, even without a PID namespace to take it down.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::setpgid(0, 0);
+        // The status descriptor stays open for the reports below and closes at exec: the
+        // interpreter never holds it.
+        libc::fcntl(STATUS_DESCRIPTOR, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    std::env::set_current_dir(&plan.work_dir)
+        .map_err(|error| format!("cannot enter the work dir: {error}"))?;
+
+    // Everything exec needs is allocated before the filters go on.
+    let python = c_string(plan.python.as_os_str().as_bytes())?;
+    let arguments = [
+        c_string(b"python3")?,
+        // Isolated mode: no PYTHON* variables, no user site, no script dir on sys.path;
+        // no site module (saves startup and imports nothing the operator did not ask for);
+        // no .pyc writes.
+        c_string(b"-I")?,
+        c_string(b"-S")?,
+        c_string(b"-B")?,
+        c_string(b"-c")?,
+        c_string(BOOTSTRAP.as_bytes())?,
+    ];
+    let work_dir = plan.work_dir.as_os_str().as_bytes();
+    let environment = [
+        c_string(b"PATH=/usr/local/bin:/usr/bin:/bin")?,
+        c_string(&[b"HOME=", work_dir].concat())?,
+        c_string(&[b"TMPDIR=", work_dir].concat())?,
+        c_string(b"LANG=C.UTF-8")?,
+        c_string(b"LC_ALL=C.UTF-8")?,
+    ];
+    let mut read_only_paths = plan.read_only_paths.clone();
+    read_only_paths.extend(landlock_layer::interpreter_prefix(&plan.python));
+
+    // A uid of its own: not root (so RLIMIT_NPROC binds and no capability remains), and
+    // unable to signal, ptrace or read the files of the service or of another slot.
+    status.layer(layers.dedicated_uid, "dedicated-uid", || {
+        switch_to_uid(plan.sandbox_uid)
+    })?;
+    // no_new_privs: no set-uid binary can give privileges back; Landlock and seccomp need it.
+    status.layer(layers.no_new_privs, "no-new-privs", || {
+        // SAFETY: integer prctl.
+        match unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } {
+            0 => Ok(String::new()),
+            _ => Err(os_error("PR_SET_NO_NEW_PRIVS")),
+        }
+    })?;
+    status.layer(layers.landlock, "landlock", || {
+        landlock_layer::restrict_self(&read_only_paths, &plan.work_dir, plan.allow_network)
+    })?;
+    // seccomp last: the steps above use calls it denies.
+    status.layer(layers.seccomp, "seccomp", || {
+        seccomp::install_filter(&seccomp::build_filter(plan.allow_network)?)?;
+        Ok(String::new())
+    })?;
+
+    status.write("exec", "");
+    let mut argument_pointers: Vec<*const libc::c_char> =
+        arguments.iter().map(|argument| argument.as_ptr()).collect();
+    argument_pointers.push(std::ptr::null());
+    let mut environment_pointers: Vec<*const libc::c_char> = environment
+        .iter()
+        .map(|variable| variable.as_ptr())
+        .collect();
+    environment_pointers.push(std::ptr::null());
+    // SAFETY: both arrays are null-terminated and point into CStrings alive across the call.
+    unsafe {
+        libc::execve(
+            python.as_ptr(),
+            argument_pointers.as_ptr(),
+            environment_pointers.as_ptr(),
+        )
+    };
+    Err(os_error(&format!(
+        "cannot execute {}",
+        Path::new(plan.python.as_os_str()).display()
+    )))
+}
+
+fn switch_to_uid(uid: u32) -> Result<String, String> {
+    // SAFETY: plain credential calls with integer arguments; setgroups with an empty list.
+    unsafe {
+        if libc::setgroups(0, std::ptr::null()) != 0 {
+            return Err(os_error("setgroups"));
+        }
+        if libc::setresgid(uid, uid, uid) != 0 {
+            return Err(os_error("setresgid"));
+        }
+        if libc::setresuid(uid, uid, uid) != 0 {
+            return Err(os_error("setresuid"));
+        }
+        // Paranoia: a process that can become root again has not dropped anything.
+        if libc::setresuid(0, 0, 0) == 0 || libc::geteuid() != uid {
+            return Err("the uid switch did not stick".to_owned());
+        }
+    }
+    Ok(uid.to_string())
+}

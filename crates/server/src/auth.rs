@@ -1,0 +1,138 @@
+//! Authentication and roles (DESIGN.md §1): `Authorization: <key>`, with `Bearer `,
+//! `Token ` and `Api-Key ` tolerated as prefixes. Keys are random, shown once, and stored
+//! only as a SHA-256 hash.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use base64::Engine;
+use rand::RngCore;
+use sleuth_domain::Role;
+use sleuth_store::{KeyHash, Principal};
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::state::AppState;
+
+/// Keys look like `sleuth_` followed by 43 URL-safe base64 characters (32 random bytes),
+/// so secret scanners and people can tell what they are.
+pub const KEY_PREFIX: &str = "sleuth_";
+
+/// Last-use times are written at most this often per key, so that authentication does
+/// not turn every request into a database write.
+const KEY_USE_RESOLUTION_SECONDS: i64 = 60;
+
+/// A new random API key: the secret (shown once) and what is stored.
+pub fn generate_key() -> (String, KeyHash, String) {
+    let mut bytes = [0_u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let secret = format!(
+        "{KEY_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    );
+    let hash = KeyHash::of(&secret);
+    let prefix: String = secret.chars().take(KEY_PREFIX.len() + 6).collect();
+    (secret, hash, prefix)
+}
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Principal);
+
+impl Caller {
+    /// Refuses with 403 unless the caller's role includes `required`.
+    pub fn require(&self, required: Role) -> ApiResult<&Caller> {
+        if self.0.user.role.allows(required) {
+            Ok(self)
+        } else {
+            Err(ApiError::new(
+                ErrorCode::AccessDenied,
+                format!(
+                    "this action needs the {required} role; your key belongs to a user with role {}",
+                    self.0.user.role
+                ),
+            ))
+        }
+    }
+
+    pub fn user_id(&self) -> i64 {
+        self.0.user.id
+    }
+}
+
+/// Strips a tolerated scheme word from the header value.
+fn key_from_header(value: &str) -> &str {
+    let value = value.trim();
+    for scheme in [
+        "Bearer ", "Token ", "Api-Key ", "bearer ", "token ", "api-key ",
+    ] {
+        if let Some(rest) = value.strip_prefix(scheme) {
+            return rest.trim();
+        }
+    }
+    value
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let store = state.store()?;
+        let unauthorized = |message: &str| ApiError::new(ErrorCode::Unauthorized, message);
+        let header = parts.headers.get(AUTHORIZATION).ok_or_else(|| {
+            unauthorized("missing Authorization header; send Authorization: <your API key>")
+        })?;
+        let header = header
+            .to_str()
+            .map_err(|_| unauthorized("the Authorization header is not valid text"))?;
+        let key = key_from_header(header);
+        if key.is_empty() || key.len() > 512 {
+            return Err(unauthorized("the API key is missing or malformed"));
+        }
+        let principal = store
+            .authenticate(&KeyHash::of(key))
+            .await?
+            .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
+        // The audit layer records writes under the caller who made them.
+        if let Some(slot) = parts.extensions.get::<crate::audit::ActorSlot>() {
+            slot.fill(&principal);
+        }
+        let now = chrono::Utc::now();
+        let stale = principal
+            .key_last_used_at
+            .is_none_or(|last| (now - last).num_seconds() >= KEY_USE_RESOLUTION_SECONDS);
+        if stale {
+            let store = store.clone();
+            let api_key_id = principal.api_key_id;
+            tokio::spawn(async move {
+                if let Err(error) = store.record_key_use(api_key_id, now).await {
+                    tracing::debug!(%error, "could not record key use");
+                }
+            });
+        }
+        Ok(Caller(principal))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_long_random_and_prefixed() {
+        let (first, first_hash, prefix) = generate_key();
+        let (second, _, _) = generate_key();
+        assert!(first.starts_with(KEY_PREFIX));
+        assert_eq!(first.len(), KEY_PREFIX.len() + 43);
+        assert_ne!(first, second);
+        assert_eq!(first_hash, KeyHash::of(&first));
+        assert!(first.starts_with(&prefix));
+    }
+
+    #[test]
+    fn tolerated_prefixes_are_stripped() {
+        assert_eq!(key_from_header("Bearer abc"), "abc");
+        assert_eq!(key_from_header("Token abc"), "abc");
+        assert_eq!(key_from_header("Api-Key abc"), "abc");
+        assert_eq!(key_from_header(" abc "), "abc");
+    }
+}

@@ -1,0 +1,14 @@
+//! The wire shapes of SPEC.md, one type per shape, built from storage records with `From`.
+//! Only this module decides field names and shapes: renaming an internal field never
+//! changes the API.
+
+pub mod api_key;
+pub mod audit;
+pub mod context_memory;
+pub mod investigation;
+pub mod note;
+pub mod response_action;
+pub mod schema;
+pub mod system_event;
+pub mod tenant;
+pub mod user;

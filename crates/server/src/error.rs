@@ -1,0 +1,153 @@
+//! The one error type of the API, and the one table that maps each error code to its HTTP
+//! status (DESIGN.md §1). Every error answers JSON: `{"error_msg", "detail", "code"}`, plus
+//! `errors` (field -> messages) for validation failures.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use sleuth_store::StoreError;
+use utoipa::ToSchema;
+
+/// The stable codes clients may match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthorized,
+    AccessDenied,
+    NotFound,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    ScriptExecutionFailed,
+    SystemError,
+    NotReady,
+}
+
+impl ErrorCode {
+    /// The table: code -> (HTTP status, wire spelling).
+    pub fn status_and_name(self) -> (StatusCode, &'static str) {
+        match self {
+            ErrorCode::BadRequest => (StatusCode::BAD_REQUEST, "bad_request"),
+            ErrorCode::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ErrorCode::AccessDenied => (StatusCode::FORBIDDEN, "access_denied"),
+            ErrorCode::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ErrorCode::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ErrorCode::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ErrorCode::ScriptExecutionFailed => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "script_execution_failed")
+            }
+            ErrorCode::SystemError => (StatusCode::INTERNAL_SERVER_ERROR, "system_error"),
+            ErrorCode::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
+        }
+    }
+}
+
+/// An error answer. Build it with the constructors; the message is shown to the client, so
+/// it says what was wrong and what to do, and never carries internals.
+#[derive(Debug)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub field_errors: BTreeMap<String, Vec<String>>,
+    pub retry_after_seconds: Option<u64>,
+}
+
+/// The error body, as documented in the OpenAPI description.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for people.
+    pub error_msg: String,
+    /// The same message (clients of the original interface read `detail`).
+    pub detail: String,
+    /// A stable snake_case code: bad_request, unauthorized, access_denied, not_found,
+    /// payload_too_large, script_execution_failed, system_error, not_ready.
+    pub code: String,
+    /// Per-field messages, on validation errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<BTreeMap<String, Vec<String>>>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            message: message.into(),
+            field_errors: BTreeMap::new(),
+            retry_after_seconds: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorCode::BadRequest, message)
+    }
+
+    /// A validation error naming the field at fault.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> ApiError {
+        let message = message.into();
+        let mut error = ApiError::bad_request(format!("{field}: {message}"));
+        error.field_errors.insert(field.to_string(), vec![message]);
+        error
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorCode::NotFound, message)
+    }
+
+    pub fn not_ready(message: impl Into<String>, retry_after_seconds: u64) -> ApiError {
+        let mut error = ApiError::new(ErrorCode::NotReady, message);
+        error.retry_after_seconds = Some(retry_after_seconds);
+        error
+    }
+
+    pub fn system_error() -> ApiError {
+        ApiError::new(
+            ErrorCode::SystemError,
+            "Sleuth hit an unexpected error; it has been logged. Retry, and if it persists tell \
+             the operator the time of the request and its x-request-id.",
+        )
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        match error {
+            StoreError::NotFound { what, id } => {
+                ApiError::not_found(format!("{what} {id} not found"))
+            }
+            StoreError::Conflict { detail } | StoreError::Rejected { detail } => {
+                ApiError::bad_request(detail)
+            }
+            StoreError::Unavailable(cause) => {
+                tracing::warn!(error = %cause, "database unavailable");
+                ApiError::not_ready("the database is unavailable; retry shortly", 5)
+            }
+            StoreError::Internal(cause) => {
+                tracing::error!(error = %cause, "storage failure");
+                ApiError::system_error()
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, name) = self.code.status_and_name();
+        let body = ErrorBody {
+            error_msg: self.message.clone(),
+            detail: self.message,
+            code: name.to_string(),
+            errors: (!self.field_errors.is_empty()).then_some(self.field_errors),
+        };
+        let mut response = (status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,133 @@
+//! Sleuth's HTTP API and its workers. `build` assembles the router from settings and
+//! state; `serve` runs it on a listener until a shutdown signal, so tests can bind port 0
+//! and own the signal. The data path of one alert: `routes::investigations::submit`
+//! (parse, identity, store once) -> the queue -> `workers` -> `pipeline::run_job`
+//! (guards, history, engine, stored result).
+#![forbid(unsafe_code)]
+
+pub mod audit;
+pub mod auth;
+pub mod context_source;
+pub mod dto;
+pub mod error;
+pub mod extract;
+pub mod firing;
+mod links;
+mod list_query;
+pub mod metrics;
+pub mod pipeline;
+pub mod routes;
+pub mod script_sandbox;
+pub mod settings;
+pub mod state;
+pub mod trigger_catalog;
+pub mod workers;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::routes::schema::{ApiDoc, DOCS_PATH, SCHEMA_PATH};
+pub use crate::settings::Settings;
+pub use crate::state::AppState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The OpenAPI description and the routes it describes, from one list of handlers.
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::investigations::router())
+        .merge(routes::tenants::router())
+        .merge(routes::response_actions::router())
+        .merge(routes::health::router())
+        .merge(routes::context::router())
+        .merge(routes::schema_keys::router())
+        .merge(routes::context_memory::router())
+        .merge(routes::system_events::router())
+        .merge(routes::audit_log::router())
+        .merge(routes::notes::router())
+        .merge(routes::feedback::router())
+        .merge(routes::users::router())
+}
+
+/// The OpenAPI document Sleuth serves.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api().into_openapi()
+}
+
+/// The whole HTTP application.
+pub fn build(state: AppState) -> Router {
+    let body_limit = state.settings().server.body_limit_bytes;
+    let (router, openapi) = api().split_for_parts();
+    router
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
+        .merge(SwaggerUi::new(DOCS_PATH).url(SCHEMA_PATH, openapi))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(CatchPanicLayer::custom(|_panic| {
+            tracing::error!("a request handler panicked");
+            ApiError::system_error().into_response()
+        }))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                let request_id = request
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::not_found("no such endpoint; the API is described at GET /app/api/v1/schema")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "this endpoint does not accept that method; see GET /app/api/v1/schema",
+    )
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests
+/// finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// A response for a status with the standard error body, for middleware that needs one.
+pub fn error_response(status: StatusCode) -> Response {
+    let code = match status {
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::SERVICE_UNAVAILABLE => ErrorCode::NotReady,
+        _ => ErrorCode::SystemError,
+    };
+    ApiError::new(code, status.canonical_reason().unwrap_or("error")).into_response()
+}
+
+/// How long to wait between attempts to reach the database at start-up.
+pub const CONNECT_RETRY: Duration = Duration::from_secs(2);

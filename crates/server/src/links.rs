@@ -1,0 +1,121 @@
+//! Absolute links: the base URL clients reach Sleuth at, and the list's next/previous pages.
+
+use axum::http::HeaderMap;
+use axum::http::header::HOST;
+use sleuth_store::InvestigationQuery;
+
+use crate::extract::QueryPairs;
+use crate::state::AppState;
+
+/// `server.public_url` when configured; otherwise the request's own scheme and host
+/// (honouring `X-Forwarded-Proto` from a proxy).
+pub fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(public_url) = &state.settings().server.public_url {
+        return public_url.trim_end_matches('/').to_string();
+    }
+    let host = headers
+        .get(HOST)
+        .and_then(|value| value.to_str().ok())
+        .filter(|host| is_plausible_host(host))
+        .map_or_else(|| state.settings().server.listen.clone(), str::to_string);
+    let scheme = match headers
+        .get("x-forwarded-proto")
+        .and_then(|value| value.to_str().ok())
+    {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
+}
+
+/// A Host header is echoed into links, so it must look like a host, not markup.
+fn is_plausible_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 255
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '_'))
+}
+
+/// The next and previous page URLs, keeping every other parameter as given.
+pub fn page_links(
+    base_url: &str,
+    path: &str,
+    pairs: &QueryPairs,
+    query: &InvestigationQuery,
+    total: u64,
+) -> (Option<String>, Option<String>) {
+    let limit = u64::from(query.limit);
+    let next = (query.offset + limit < total)
+        .then(|| page_url(base_url, path, pairs, query.offset + limit, limit));
+    let previous = (query.offset > 0).then(|| {
+        page_url(
+            base_url,
+            path,
+            pairs,
+            query.offset.saturating_sub(limit),
+            limit,
+        )
+    });
+    (next, previous)
+}
+
+fn page_url(base_url: &str, path: &str, pairs: &QueryPairs, offset: u64, limit: u64) -> String {
+    let mut serializer = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in &pairs.0 {
+        if name != "offset" && name != "limit" {
+            serializer.append_pair(name, value);
+        }
+    }
+    serializer.append_pair("limit", &limit.to_string());
+    serializer.append_pair("offset", &offset.to_string());
+    format!("{base_url}{path}?{}", serializer.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_keep_other_parameters_and_stop_at_the_ends() {
+        let pairs = QueryPairs(vec![
+            ("alert_types".into(), "a b".into()),
+            ("alert_types".into(), "c&d".into()),
+            ("offset".into(), "20".into()),
+        ]);
+        let query = InvestigationQuery {
+            limit: 20,
+            offset: 20,
+            ..InvestigationQuery::default()
+        };
+        let (next, previous) = page_links("http://h:1", "/x", &pairs, &query, 45);
+        assert_eq!(
+            next.as_deref(),
+            Some("http://h:1/x?alert_types=a+b&alert_types=c%26d&limit=20&offset=40")
+        );
+        assert_eq!(
+            previous.as_deref(),
+            Some("http://h:1/x?alert_types=a+b&alert_types=c%26d&limit=20&offset=0")
+        );
+        let last = InvestigationQuery {
+            limit: 20,
+            offset: 40,
+            ..InvestigationQuery::default()
+        };
+        assert_eq!(page_links("http://h", "/x", &pairs, &last, 45).0, None);
+        let first = InvestigationQuery {
+            limit: 20,
+            offset: 0,
+            ..InvestigationQuery::default()
+        };
+        assert_eq!(page_links("http://h", "/x", &pairs, &first, 45).1, None);
+    }
+
+    #[test]
+    fn hosts_that_are_not_hosts_are_not_echoed() {
+        assert!(is_plausible_host("sleuth.example.com:8080"));
+        assert!(is_plausible_host("[::1]:8080"));
+        assert!(!is_plausible_host("evil.com/<script>"));
+        assert!(!is_plausible_host(""));
+    }
+}

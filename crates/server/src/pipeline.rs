@@ -1,0 +1,197 @@
+//! One investigation, top to bottom: the guards (attempts, burst threshold, coalescing),
+//! then history, then the engine, then the stored result. Everything a worker does with a
+//! claimed job is here; the worker pool only decides when.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use sleuth_domain::{
+    Canceled, Evidence, Finding, FindingOutcome, InvestigationResult, Outcome, Priority,
+    StrategyEffects,
+};
+use sleuth_engine::EngineInput;
+use sleuth_store::{ClaimedJob, Finish, GuardWindows, HistoryQuery, JobInput, Store, StoreResult};
+
+use crate::state::AppState;
+
+/// How many related alerts and prior verdicts the engine is shown at most.
+const HISTORY_LIMIT: usize = 50;
+
+/// Runs one claimed job to its end. Returns whether the outcome was stored (false when
+/// the lease was lost meanwhile: canceled, or taken over after a stall).
+pub async fn run_job(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    job: &ClaimedJob,
+) -> StoreResult<bool> {
+    let finish = decide(state, store, job).await?;
+    let stored = store.finish_job(job, &finish, chrono::Utc::now()).await?;
+    if stored {
+        crate::firing::investigation_finished(state, store, job.investigation_id, &finish);
+        let counter = match &finish {
+            Finish::Completed { .. } => &state.metrics().investigations_completed,
+            Finish::Stopped { .. } => &state.metrics().investigations_failed,
+        };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(stored)
+}
+
+async fn decide(state: &AppState, store: &Arc<dyn Store>, job: &ClaimedJob) -> StoreResult<Finish> {
+    let settings = state.settings();
+    let max_attempts = i64::from(settings.workers.max_attempts.max(1));
+    if job.attempt > max_attempts {
+        return Ok(Finish::Stopped {
+            canceled: None,
+            error_msg: format!(
+                "gave up after {} attempts: each worker that took this investigation stopped \
+                 before finishing it (crash or restart); see the worker logs",
+                job.attempt - 1
+            ),
+        });
+    }
+    let guards = &settings.guards;
+    let windows = GuardWindows {
+        burst_window: chrono::Duration::seconds(
+            i64::try_from(guards.burst_window_seconds).unwrap_or(i64::MAX / 1_000_000),
+        ),
+        coalesce_window: chrono::Duration::seconds(
+            i64::try_from(guards.coalesce_window_seconds).unwrap_or(i64::MAX / 1_000_000),
+        ),
+    };
+    let input = store.load_job(job, windows).await?;
+    if guards.burst_threshold > 0 && input.burst_count > guards.burst_threshold {
+        return Ok(burst_stop(
+            &input,
+            guards.burst_threshold,
+            guards.burst_window_seconds,
+        ));
+    }
+    if guards.coalesce_window_seconds > 0
+        && let Some(first_investigation_id) = input.coalesce_first
+    {
+        return Ok(Finish::Completed {
+            result: Box::new(ignored_result(&input, first_investigation_id)),
+            ignored_for: Some(first_investigation_id),
+        });
+    }
+    investigate(state, store, &input).await
+}
+
+async fn investigate(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    input: &JobInput,
+) -> StoreResult<Finish> {
+    let record = &input.investigation;
+    let alert = &record.alert;
+    let now = chrono::Utc::now();
+    let window_hours =
+        i64::try_from(state.settings().engine.correlation_window_hours).unwrap_or(72);
+    let history = store
+        .history(&HistoryQuery {
+            alert_id: alert.id,
+            investigation_id: record.id,
+            entities: alert.parsed.entities.clone(),
+            alert_type: alert.parsed.alert_type.clone(),
+            direct_source_label: alert.parsed.direct_source_label.clone(),
+            since: alert.parsed.create_time - chrono::Duration::hours(window_hours),
+            limit: HISTORY_LIMIT,
+            tenant_union_id: alert.tenant_union.id,
+            tenant_id: alert.parsed.tenant_id.clone(),
+        })
+        .await?;
+    let raw: Map<String, Value> =
+        serde_json::from_str(&alert.raw_alert_content).unwrap_or_default();
+    let context = state.context();
+    let engine_input = EngineInput {
+        alert: &alert.parsed,
+        raw: &raw,
+        history: &history,
+        strategies: &[],
+        now,
+    };
+    // The engine is pure and should never panic; if a hostile alert finds a way, that one
+    // investigation ends in error and the worker lives on.
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        sleuth_engine::investigate(&engine_input, &context)
+    }));
+    Ok(match outcome {
+        Ok(result) => Finish::Completed {
+            result: Box::new(result),
+            ignored_for: None,
+        },
+        Err(_) => {
+            tracing::error!(
+                investigation_id = record.id,
+                "the engine panicked on this alert"
+            );
+            Finish::Stopped {
+                canceled: None,
+                error_msg: "the investigation engine failed on this alert; the failure is logged \
+                            for the operator"
+                    .into(),
+            }
+        }
+    })
+}
+
+fn burst_stop(input: &JobInput, threshold: u64, window_seconds: u64) -> Finish {
+    let alert = &input.investigation.alert;
+    Finish::Stopped {
+        canceled: Some(Canceled::Threshold),
+        error_msg: format!(
+            "burst threshold: this was alert {} from {} for tenant union '{}' within {} minutes, \
+             above the threshold of {threshold}; it was stored but not investigated. Raise \
+             guards.burst_threshold if this volume is expected.",
+            input.burst_count,
+            alert.parsed.direct_source_label,
+            alert.tenant_union.display_name,
+            window_seconds / 60
+        ),
+    }
+}
+
+/// The conclusion of an alert coalesced into an earlier investigation of the same story.
+fn ignored_result(input: &JobInput, first_investigation_id: i64) -> InvestigationResult {
+    let parsed = &input.investigation.alert.parsed;
+    let coalesce_key = parsed.coalesce_key.clone().unwrap_or_default();
+    let conclusion = format!(
+        "Part of the story investigated in investigation {first_investigation_id} (same coalesce \
+         key '{coalesce_key}'); not investigated again. Read that investigation for the verdict."
+    );
+    let finding = Finding {
+        headline: "Coalesced into an earlier investigation".into(),
+        finding: conclusion.clone(),
+        artifacts: vec![coalesce_key.clone()],
+        evidences: vec![Evidence {
+            data: json!({"first_investigation_id": first_investigation_id, "coalesce_key": coalesce_key}),
+            evidence_type: "coalesced".into(),
+            tag: None,
+        }],
+        outcome: FindingOutcome::ActionInfo,
+    };
+    InvestigationResult {
+        outcome: Outcome::Ignored,
+        priority: Priority::Informational,
+        conclusion,
+        conclusion_summary: Some(format!(
+            "Duplicate of investigation {first_investigation_id}."
+        )),
+        alert_summary: Some(parsed.title.clone()),
+        exec_summary: None,
+        attack_surface: None,
+        mitre_tactic: None,
+        findings: vec![finding],
+        findings_ranking: Map::new(),
+        key_findings: Map::new(),
+        insight_tags: Map::new(),
+        interview_proposals: Map::new(),
+        recommended_remediations: Vec::new(),
+        related_alert_hypothesis: None,
+        enrich_result: None,
+        custom_outcome: None,
+        strategy_effects: StrategyEffects::default(),
+    }
+}

@@ -1,0 +1,349 @@
+//! The investigation endpoints of SPEC: create, create from arbitrary JSON, read one, list;
+//! and our cancel endpoint.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use serde_json::{Map, Value};
+use sleuth_domain::{InvestigationStatus, Role};
+use sleuth_store::{DEFAULT_TENANT_UNION_ID, NewAlert, Store, alert_identity};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Caller;
+use crate::dto::investigation::{
+    CreateInvestigationRequest, CreateInvestigationResponse, InvestigationDto,
+    InvestigationListItemDto, PaginatedInvestigationList,
+};
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::extract::{
+    ApiJson, JsonText, QueryPairs, parse_json, path_id, query_bool, query_integer,
+};
+use crate::links;
+use crate::list_query;
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_investigations))
+        .routes(routes!(create_investigation))
+        .routes(routes!(create_custom_investigation))
+        .routes(routes!(get_investigation))
+        .routes(routes!(cancel_investigation))
+}
+
+/// Create an investigation for an alert.
+///
+/// The alert is stored with its investigation before the answer is sent. The same alert
+/// again answers the existing investigation's id, unless `force_reinvestigation` is true.
+#[utoipa::path(
+    post,
+    path = "/app/api/v1/investigation/create",
+    tag = "investigations",
+    request_body = CreateInvestigationRequest,
+    responses(
+        (status = 200, description = "The investigation (new or existing)", body = CreateInvestigationResponse),
+        (status = 400, description = "Bad request: not an object, unknown schema_key or tenant_union_id", body = ErrorBody),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 403, description = "Access denied (member role needed)", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn create_investigation(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(request): ApiJson<CreateInvestigationRequest>,
+) -> ApiResult<Json<CreateInvestigationResponse>> {
+    caller.require(Role::Member)?;
+    let raw = request.raw_alert_content.ok_or_else(|| {
+        ApiError::invalid_field(
+            "raw_alert_content",
+            "is required: the alert, as a JSON object",
+        )
+    })?;
+    let tenant_union_id = request
+        .tenant_union_id
+        .map(|number| {
+            number.as_i64().filter(|id| *id > 0).ok_or_else(|| {
+                ApiError::invalid_field(
+                    "tenant_union_id",
+                    format!("{number} is not a tenant union id"),
+                )
+            })
+        })
+        .transpose()?;
+    let submission = Submission {
+        raw_text: raw.get().to_string(),
+        schema_key: request.schema_key,
+        tenant_union_id,
+        tenant_integration_key: request.tenant_integration_key,
+        force: request.force_reinvestigation.unwrap_or(false),
+    };
+    submit(&state, submission).await.map(Json)
+}
+
+/// Create an investigation from any JSON object.
+///
+/// The body is the alert itself; its format is detected (the generic parser reads anything
+/// else). Query: `force_reinvestigation`, `tenant_union_id`.
+#[utoipa::path(
+    post,
+    path = "/app/api/v1/investigation/create/custom",
+    tag = "investigations",
+    request_body(content = Object, description = "The alert: any JSON object"),
+    params(
+        ("force_reinvestigation" = Option<bool>, Query, description = "Make a new investigation even for a known alert"),
+        ("tenant_union_id" = Option<i64>, Query, description = "The tenant union the alert belongs to"),
+        ("tenant_integration_key" = Option<String>, Query, description = "The integration the alert came through"),
+    ),
+    responses(
+        (status = 200, description = "The investigation (new or existing)", body = CreateInvestigationResponse),
+        (status = 400, description = "Bad request (error_msg says why)", body = ErrorBody),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 403, description = "Access denied (member role needed)", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn create_custom_investigation(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: QueryPairs,
+    JsonText(body): JsonText,
+) -> ApiResult<Json<CreateInvestigationResponse>> {
+    caller.require(Role::Member)?;
+    let tenant_union_id = query_integer(&query, "tenant_union_id")?;
+    if tenant_union_id.is_some_and(|id| id <= 0) {
+        return Err(ApiError::invalid_field(
+            "tenant_union_id",
+            "must be a positive integer",
+        ));
+    }
+    let submission = Submission {
+        raw_text: String::from_utf8(body.to_vec())
+            .map_err(|_| ApiError::bad_request("the body is not valid UTF-8 JSON"))?,
+        schema_key: None,
+        tenant_union_id,
+        tenant_integration_key: query.one("tenant_integration_key").map(str::to_string),
+        force: query_bool(&query, "force_reinvestigation")?.unwrap_or(false),
+    };
+    submit(&state, submission).await.map(Json)
+}
+
+/// An alert as received, before it is parsed.
+struct Submission {
+    raw_text: String,
+    schema_key: Option<String>,
+    tenant_union_id: Option<i64>,
+    tenant_integration_key: Option<String>,
+    force: bool,
+}
+
+/// The one path of every alert into Sleuth: parse, find its identity, store once.
+async fn submit(
+    state: &AppState,
+    submission: Submission,
+) -> ApiResult<CreateInvestigationResponse> {
+    let store = state.store()?;
+    let raw: Value = parse_json(submission.raw_text.as_bytes())?;
+    if !raw.is_object() {
+        return Err(ApiError::bad_request("the alert must be a JSON object"));
+    }
+    if let Some(key) = &submission.tenant_integration_key
+        && key.chars().count() > 200
+    {
+        return Err(ApiError::invalid_field(
+            "tenant_integration_key",
+            "must be at most 200 characters",
+        ));
+    }
+    // Stored times have microsecond precision; so does everything derived from this one.
+    let received_at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
+    let parsed = sleuth_parsers::parse_alert(submission.schema_key.as_deref(), &raw, received_at)
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    let tenant_union_id = match submission.tenant_union_id {
+        Some(id) => {
+            store.get_tenant_union(id).await.map_err(|error| match error {
+                sleuth_store::StoreError::NotFound { .. } => ApiError::invalid_field(
+                    "tenant_union_id",
+                    format!("tenant union {id} does not exist (GET /app/api/v1/tenant-unions lists them)"),
+                ),
+                other => ApiError::from(other),
+            })?;
+            id
+        }
+        None => {
+            tenant_union_for(
+                store.as_ref(),
+                parsed.tenant_id.as_deref(),
+                submission.tenant_integration_key.as_deref(),
+            )
+            .await?
+        }
+    };
+    let identity = alert_identity(
+        &parsed,
+        &raw,
+        tenant_union_id,
+        submission.tenant_integration_key.as_deref(),
+    );
+    let alert = NewAlert {
+        parsed,
+        raw_alert_content: submission.raw_text,
+        identity,
+        tenant_union_id,
+        tenant_integration_key: submission.tenant_integration_key,
+        received_at,
+    };
+    let created = store.create_investigation(alert, submission.force).await?;
+    Ok(CreateInvestigationResponse {
+        investigation_id: created.investigation_id(),
+    })
+}
+
+/// The union whose `lookup_dict` lists the alert's tenant or integration, else the default.
+async fn tenant_union_for(
+    store: &dyn Store,
+    tenant_id: Option<&str>,
+    integration_key: Option<&str>,
+) -> ApiResult<i64> {
+    if tenant_id.is_none() && integration_key.is_none() {
+        return Ok(DEFAULT_TENANT_UNION_ID);
+    }
+    let lists = |dict: &Map<String, Value>, key: &str, wanted: Option<&str>| {
+        wanted.is_some_and(|wanted| {
+            dict.get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|values| values.iter().any(|value| value.as_str() == Some(wanted)))
+        })
+    };
+    let unions = store.list_tenant_unions().await?;
+    Ok(unions
+        .iter()
+        .find(|union| {
+            lists(&union.lookup_dict, "tenant_ids", tenant_id)
+                || lists(
+                    &union.lookup_dict,
+                    "tenant_integration_keys",
+                    integration_key,
+                )
+        })
+        .map_or(DEFAULT_TENANT_UNION_ID, |union| union.id))
+}
+
+/// Read one investigation.
+///
+/// `status` shows progress (`not_asked` queued, `loading` running, `success`, `error`);
+/// `ready` is true once it concluded.
+#[utoipa::path(
+    get,
+    path = "/app/api/v1/investigation/{investigation_id}",
+    tag = "investigations",
+    params(("investigation_id" = String, Path, description = "The investigation id")),
+    responses(
+        (status = 200, description = "The investigation", body = InvestigationDto),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 404, description = "No such investigation", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn get_investigation(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    caller: Caller,
+    Path(investigation_id): Path<String>,
+) -> ApiResult<Json<InvestigationDto>> {
+    caller.require(Role::RestrictedReadOnly)?;
+    let investigation_id = path_id(&investigation_id, "investigation")?;
+    let record = state.store()?.get_investigation(investigation_id).await?;
+    Ok(Json(InvestigationDto::new(
+        &record,
+        &links::base_url(&state, &headers),
+    )))
+}
+
+/// List investigations.
+///
+/// By default only completed ones (state success), newest alert first. Repeatable filters
+/// match any of their values. `next`/`previous` are absolute URLs keeping every other
+/// parameter.
+#[utoipa::path(
+    get,
+    path = "/app/api/v1/investigation",
+    tag = "investigations",
+    params(list_query::ListParameters),
+    responses(
+        (status = 200, description = "One page of investigations", body = PaginatedInvestigationList),
+        (status = 400, description = "A parameter has a wrong type or an unknown value", body = ErrorBody),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn list_investigations(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    caller: Caller,
+    pairs: QueryPairs,
+) -> ApiResult<Json<PaginatedInvestigationList>> {
+    caller.require(Role::RestrictedReadOnly)?;
+    let query = list_query::parse(&pairs)?;
+    let page = state.store()?.list_investigations(&query).await?;
+    let base_url = links::base_url(&state, &headers);
+    let (next, previous) = links::page_links(
+        &base_url,
+        "/app/api/v1/investigation",
+        &pairs,
+        &query,
+        page.total,
+    );
+    Ok(Json(PaginatedInvestigationList {
+        count: page.total,
+        next,
+        previous,
+        results: page
+            .items
+            .iter()
+            .map(|record| InvestigationListItemDto::new(record, &base_url))
+            .collect(),
+    }))
+}
+
+/// Cancel a queued or running investigation (CANCEL_MANUAL).
+#[utoipa::path(
+    post,
+    path = "/app/api/v1/investigation/{investigation_id}/cancel",
+    tag = "investigations",
+    params(("investigation_id" = String, Path, description = "The investigation id")),
+    responses(
+        (status = 200, description = "The investigation, now stopped", body = InvestigationDto),
+        (status = 400, description = "It already finished", body = ErrorBody),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 403, description = "Access denied (member role needed)", body = ErrorBody),
+        (status = 404, description = "No such investigation", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn cancel_investigation(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    caller: Caller,
+    Path(investigation_id): Path<String>,
+) -> ApiResult<Json<InvestigationDto>> {
+    caller.require(Role::Member)?;
+    let investigation_id = path_id(&investigation_id, "investigation")?;
+    let store = state.store()?;
+    store
+        .cancel_investigation(investigation_id, chrono::Utc::now())
+        .await?;
+    let record = store.get_investigation(investigation_id).await?;
+    debug_assert_eq!(record.status, InvestigationStatus::Error);
+    Ok(Json(InvestigationDto::new(
+        &record,
+        &links::base_url(&state, &headers),
+    )))
+}

@@ -1,0 +1,192 @@
+//! Notes on investigations (DESIGN.md section 1 paths, SPEC's Investigation note shape):
+//! anyone who may read an investigation reads its notes; members write them; only a note's
+//! author or an admin changes or deletes it. A note's words are found by the list's
+//! free-text `search`, and a new note fires `NOTE_ADDED`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::json;
+use sleuth_domain::Role;
+use sleuth_store::{NoteRecord, Store};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Caller;
+use crate::dto::note::NoteDto;
+use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
+use crate::extract::{ApiJson, path_id};
+use crate::firing;
+use crate::state::AppState;
+use crate::trigger_catalog::NOTE_ADDED;
+
+/// The longest note, in characters.
+pub const NOTE_MAX_CHARS: usize = 10_000;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_note))
+        .routes(routes!(list_notes))
+        .routes(routes!(update_note))
+        .routes(routes!(delete_note))
+}
+
+/// Body of a note create or update.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteRequest {
+    /// 1 to 10000 characters, not blank, without NUL.
+    #[schema(min_length = 1, max_length = 10000)]
+    pub text: Option<String>,
+}
+
+fn note_text(request: NoteRequest) -> ApiResult<String> {
+    let text = request
+        .text
+        .ok_or_else(|| ApiError::invalid_field("text", "is required: the note, as a string"))?;
+    if text.trim().is_empty() {
+        return Err(ApiError::invalid_field("text", "must not be blank"));
+    }
+    let length = text.chars().count();
+    if length > NOTE_MAX_CHARS {
+        return Err(ApiError::invalid_field(
+            "text",
+            format!("must be at most {NOTE_MAX_CHARS} characters (got {length})"),
+        ));
+    }
+    if text.contains('\0') {
+        return Err(ApiError::invalid_field(
+            "text",
+            "must not contain NUL characters",
+        ));
+    }
+    Ok(text)
+}
+
+/// Refuses unless the caller wrote the note or is an admin.
+fn require_author_or_admin(caller: &Caller, note: &NoteRecord, doing: &str) -> ApiResult<()> {
+    if note.author.id == caller.user_id() || caller.0.user.role == Role::Admin {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::AccessDenied,
+        format!(
+            "only the note's author ({}) or an admin may {doing} note {}",
+            note.author.email, note.id
+        ),
+    ))
+}
+
+/// Fires `NOTE_ADDED` in the background with the investigation as it is now.
+fn note_added(state: &AppState, store: &Arc<dyn Store>, note: &NoteRecord) {
+    let trigger_args = json!({
+        "investigation_id": note.investigation_id,
+        "note_id": note.id,
+        "text": note.text,
+        "user_id": note.author.id,
+    });
+    let (state, store) = (state.clone(), store.clone());
+    let investigation_id = note.investigation_id;
+    tokio::spawn(async move {
+        let fired = async {
+            let record = store.get_investigation(investigation_id).await?;
+            let firing = firing::investigation_event_firing(&state, &record, trigger_args);
+            firing::fire(&state, &store, &[NOTE_ADDED], &firing).await
+        };
+        if let Err(error) = fired.await {
+            tracing::error!(investigation_id, %error, "could not fire the response actions of a new note");
+        }
+    });
+}
+
+/// Add a note to an investigation (member).
+#[utoipa::path(post, path = "/app/api/v1/investigation-user-notes/{investigation_id}/create", tag = "notes",
+    params(("investigation_id" = String, Path)), request_body = NoteRequest,
+    responses((status = 200, body = NoteDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+async fn create_note(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(investigation_id): Path<String>,
+    ApiJson(request): ApiJson<NoteRequest>,
+) -> ApiResult<Json<NoteDto>> {
+    caller.require(Role::Member)?;
+    let investigation_id = path_id(&investigation_id, "investigation")?;
+    let text = note_text(request)?;
+    let store = state.store()?.clone();
+    let note = store
+        .create_note(
+            investigation_id,
+            caller.user_id(),
+            &text,
+            chrono::Utc::now(),
+        )
+        .await?;
+    note_added(&state, &store, &note);
+    Ok(Json(NoteDto::from(&note)))
+}
+
+/// List an investigation's notes, oldest first.
+#[utoipa::path(get, path = "/app/api/v1/investigation-user-notes/{investigation_id}/list", tag = "notes",
+    params(("investigation_id" = String, Path)),
+    responses((status = 200, body = Vec<NoteDto>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+async fn list_notes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(investigation_id): Path<String>,
+) -> ApiResult<Json<Vec<NoteDto>>> {
+    caller.require(Role::RestrictedReadOnly)?;
+    let investigation_id = path_id(&investigation_id, "investigation")?;
+    let notes = state.store()?.list_notes(investigation_id).await?;
+    Ok(Json(notes.iter().map(NoteDto::from).collect()))
+}
+
+/// Change a note's text (its author or an admin; member role at least).
+#[utoipa::path(patch, path = "/app/api/v1/investigation-user-notes/{note_id}/update", tag = "notes",
+    params(("note_id" = String, Path)), request_body = NoteRequest,
+    responses((status = 200, body = NoteDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+async fn update_note(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(note_id): Path<String>,
+    ApiJson(request): ApiJson<NoteRequest>,
+) -> ApiResult<Json<NoteDto>> {
+    caller.require(Role::Member)?;
+    let note_id = path_id(&note_id, "note")?;
+    let text = note_text(request)?;
+    let store = state.store()?;
+    let note = store.get_note(note_id).await?;
+    require_author_or_admin(&caller, &note, "change")?;
+    let note = store
+        .update_note(note_id, &text, chrono::Utc::now())
+        .await?;
+    Ok(Json(NoteDto::from(&note)))
+}
+
+/// Delete a note (its author or an admin; member role at least). Answers 200 with no body.
+#[utoipa::path(delete, path = "/app/api/v1/investigation-user-notes/{note_id}/delete", tag = "notes",
+    params(("note_id" = String, Path)),
+    responses((status = 200, description = "Deleted; no body"), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+async fn delete_note(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(note_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    caller.require(Role::Member)?;
+    let note_id = path_id(&note_id, "note")?;
+    let store = state.store()?;
+    let note = store.get_note(note_id).await?;
+    require_author_or_admin(&caller, &note, "delete")?;
+    store.delete_note(note_id).await?;
+    Ok(StatusCode::OK)
+}

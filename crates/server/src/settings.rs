@@ -1,0 +1,343 @@
+//! The one typed configuration of Sleuth, loaded once: built-in defaults, then the config
+//! file (TOML), then the environment (`SLEUTH_LISTEN`, `SLEUTH_DATABASE_URL`, and
+//! `SLEUTH_<SECTION>__<KEY>` for any key), then command-line flags (applied by the CLI).
+//! Nothing else in Sleuth reads the environment.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub database: DatabaseSettings,
+    pub workers: WorkerSettings,
+    pub guards: GuardSettings,
+    pub engine: EngineSettings,
+    pub log: LogSettings,
+    pub sandbox: crate::script_sandbox::SandboxSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address to listen on.
+    pub listen: String,
+    /// The address clients use to reach Sleuth (behind a proxy, say), for `inv_url` and
+    /// page links. When unset, links are built from each request's Host header.
+    pub public_url: Option<String>,
+    /// Larger request bodies are refused with 413.
+    pub body_limit_bytes: usize,
+    /// How long a client is told to wait (Retry-After) while Sleuth is not ready.
+    pub retry_after_seconds: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> ServerSettings {
+        ServerSettings {
+            listen: "127.0.0.1:8080".into(),
+            public_url: None,
+            body_limit_bytes: 10 * 1024 * 1024,
+            retry_after_seconds: 5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// `sqlite://sleuth.db` (the default; created on first start) or `postgres://...`.
+    pub url: String,
+    pub max_connections: u32,
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> DatabaseSettings {
+        DatabaseSettings {
+            url: "sqlite://sleuth.db".into(),
+            max_connections: 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkerSettings {
+    /// Whether this process runs investigations (a `serve` process may leave it to
+    /// dedicated `sleuth worker` processes).
+    pub enabled: bool,
+    /// At most this many investigations run at once in this process.
+    pub concurrency: usize,
+    /// A claimed job whose worker is silent this long is given to another worker.
+    pub lease_seconds: u64,
+    /// How often an idle worker looks for jobs even without a wake-up.
+    pub poll_interval_ms: u64,
+    /// After this many tries (each ended by a crash or lost lease) a job ends in error.
+    pub max_attempts: u32,
+    /// On shutdown, running investigations get this long to finish before being released.
+    pub shutdown_grace_seconds: u64,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> WorkerSettings {
+        WorkerSettings {
+            enabled: true,
+            concurrency: 10,
+            lease_seconds: 300,
+            poll_interval_ms: 1000,
+            max_attempts: 3,
+            shutdown_grace_seconds: 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuardSettings {
+    /// More than this many alerts from one source and tenant inside the burst window:
+    /// the excess is stopped with CANCEL_THRESHOLD. 0 turns the guard off.
+    pub burst_threshold: u64,
+    pub burst_window_seconds: u64,
+    /// Alerts sharing a coalesce key inside this window are IGNORED in favour of the
+    /// first. 0 turns coalescing off.
+    pub coalesce_window_seconds: u64,
+}
+
+impl Default for GuardSettings {
+    fn default() -> GuardSettings {
+        GuardSettings {
+            burst_threshold: 1000,
+            burst_window_seconds: 600,
+            coalesce_window_seconds: 3600,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSettings {
+    /// The operator's context file (TOML); reloaded when it changes.
+    pub context_file: Option<PathBuf>,
+    /// Earlier alerts sharing entities inside this window are correlated.
+    pub correlation_window_hours: u64,
+    /// How often the context file, its directory and the API's document are checked for
+    /// changes.
+    pub context_reload_seconds: u64,
+}
+
+impl Default for EngineSettings {
+    fn default() -> EngineSettings {
+        EngineSettings {
+            context_file: None,
+            correlation_window_hours: 72,
+            context_reload_seconds: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    /// `text` for people, `json` for log pipelines.
+    pub format: String,
+    /// A tracing filter: `info`, `sleuth=debug,info`, ...
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> LogSettings {
+        LogSettings {
+            format: "text".into(),
+            level: "info".into(),
+        }
+    }
+}
+
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("config file {path}: {message}")]
+    File { path: String, message: String },
+    #[error("environment variable {name}: {message}")]
+    Environment { name: String, message: String },
+    #[error("configuration: {0}")]
+    Invalid(String),
+}
+
+impl Settings {
+    /// Loads defaults, then `file_text` (the config file's content, with its path for
+    /// messages), then the `SLEUTH_*` variables among `environment`.
+    pub fn load(
+        file: Option<(&str, &str)>,
+        environment: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Settings, SettingsError> {
+        let mut table = toml::Table::new();
+        if let Some((path, text)) = file {
+            table = text
+                .parse::<toml::Table>()
+                .map_err(|error| SettingsError::File {
+                    path: path.to_string(),
+                    message: error.to_string(),
+                })?;
+        }
+        for (name, value) in environment {
+            let Some((section, key)) = environment_key(&name) else {
+                continue;
+            };
+            let section_table = table
+                .entry(section.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(section_table) = section_table else {
+                return Err(SettingsError::Environment {
+                    name,
+                    message: format!("[{section}] is not a section"),
+                });
+            };
+            section_table.insert(key, environment_value(&value));
+        }
+        let settings: Settings =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|error: toml::de::Error| {
+                    SettingsError::Invalid(error.message().to_string())
+                })?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if self.workers.concurrency == 0 {
+            return Err(SettingsError::Invalid(
+                "workers.concurrency must be at least 1".into(),
+            ));
+        }
+        if self.server.body_limit_bytes < 1024 {
+            return Err(SettingsError::Invalid(
+                "server.body_limit_bytes must be at least 1024".into(),
+            ));
+        }
+        if let Some(problem) = self.sandbox.problem() {
+            return Err(SettingsError::Invalid(problem));
+        }
+        if !matches!(self.log.format.as_str(), "text" | "json") {
+            return Err(SettingsError::Invalid(
+                "log.format must be text or json".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The effective configuration as TOML, with secrets (passwords in URLs) redacted.
+    pub fn redacted_toml(&self) -> String {
+        let mut shown = self.clone();
+        shown.database.url = redact_url_password(&shown.database.url);
+        toml::to_string_pretty(&shown).unwrap_or_else(|error| format!("# cannot render: {error}"))
+    }
+}
+
+/// `SLEUTH_LISTEN` and `SLEUTH_DATABASE_URL` are shorthands; `SLEUTH_A__B` sets key `b` of
+/// section `a`.
+fn environment_key(name: &str) -> Option<(String, String)> {
+    match name {
+        "SLEUTH_LISTEN" => return Some(("server".into(), "listen".into())),
+        "SLEUTH_DATABASE_URL" => return Some(("database".into(), "url".into())),
+        _ => {}
+    }
+    let rest = name.strip_prefix("SLEUTH_")?;
+    let (section, key) = rest.split_once("__")?;
+    if section.is_empty() || key.is_empty() {
+        return None;
+    }
+    Some((section.to_lowercase(), key.to_lowercase()))
+}
+
+/// Environment values are strings; numbers and booleans are read as such so that
+/// `SLEUTH_WORKERS__CONCURRENCY=4` sets an integer.
+fn environment_value(raw: &str) -> toml::Value {
+    if let Ok(integer) = raw.parse::<i64>() {
+        return toml::Value::Integer(integer);
+    }
+    match raw {
+        "true" => toml::Value::Boolean(true),
+        "false" => toml::Value::Boolean(false),
+        _ => toml::Value::String(raw.to_string()),
+    }
+}
+
+/// `postgres://user:secret@host/db` -> `postgres://user:***@host/db`.
+pub fn redact_url_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let after_scheme = &url[scheme_end + 3..];
+    let Some(at) = after_scheme.find('@') else {
+        return url.to_string();
+    };
+    let credentials = &after_scheme[..at];
+    match credentials.split_once(':') {
+        Some((user, _password)) => {
+            format!(
+                "{}{user}:***{}",
+                &url[..scheme_end + 3],
+                &after_scheme[at..]
+            )
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn environment(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_serve_sqlite_on_loopback() {
+        let settings = Settings::load(None, Vec::new()).unwrap();
+        assert_eq!(settings.server.listen, "127.0.0.1:8080");
+        assert_eq!(settings.database.url, "sqlite://sleuth.db");
+        assert_eq!(settings.workers.concurrency, 10);
+    }
+
+    #[test]
+    fn the_environment_overrides_the_file() {
+        let file = "[server]\nlisten = \"0.0.0.0:9000\"\n[workers]\nconcurrency = 3\n";
+        let settings = Settings::load(
+            Some(("sleuth.toml", file)),
+            environment(&[
+                ("SLEUTH_WORKERS__CONCURRENCY", "4"),
+                ("SLEUTH_DATABASE_URL", "postgres://u:p@db/sleuth"),
+                ("SLEUTH_GUARDS__BURST_THRESHOLD", "7"),
+                ("HOME", "/root"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(settings.server.listen, "0.0.0.0:9000");
+        assert_eq!(settings.workers.concurrency, 4);
+        assert_eq!(settings.guards.burst_threshold, 7);
+        assert_eq!(settings.database.url, "postgres://u:p@db/sleuth");
+        assert!(
+            settings
+                .redacted_toml()
+                .contains("postgres://u:***@db/sleuth")
+        );
+        assert!(!settings.redacted_toml().contains(":p@"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused_with_their_name() {
+        let error = Settings::load(Some(("s.toml", "[server]\nlisen = \"x\"\n")), Vec::new());
+        assert!(error.unwrap_err().to_string().contains("lisen"));
+        let error = Settings::load(None, environment(&[("SLEUTH_WORKERS__CONCURRENCY", "0")]));
+        assert!(error.unwrap_err().to_string().contains("concurrency"));
+        let error = Settings::load(Some(("s.toml", "not toml [")), Vec::new());
+        assert!(error.unwrap_err().to_string().contains("s.toml"));
+    }
+}

@@ -1,0 +1,134 @@
+//! What every handler and worker shares: the settings, the store (once it is ready), the
+//! operator's context for the engine, and the metrics.
+
+use std::sync::{Arc, OnceLock, RwLock};
+
+use sleuth_engine::Context;
+use sleuth_store::Store;
+
+use crate::error::{ApiError, ApiResult};
+use crate::metrics::Metrics;
+use crate::settings::Settings;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
+    pub settings: Settings,
+    /// Set once the database is reachable and migrated; until then API calls answer 503.
+    store: OnceLock<Arc<dyn Store>>,
+    /// The operator's context, replaced whole when the context file changes.
+    context: RwLock<Arc<Context>>,
+    /// What went into the context in force, and the last reload that failed.
+    context_status: RwLock<crate::context_source::Status>,
+    pub metrics: Metrics,
+    /// The script runner, once the start-up probe ran; without it scripts do not run and
+    /// script endpoints answer 503.
+    sandbox: OnceLock<sleuth_sandbox::Sandbox>,
+    /// Set once this process has synced the trigger catalog into the store.
+    trigger_catalog_synced: tokio::sync::OnceCell<()>,
+}
+
+impl AppState {
+    pub fn new(settings: Settings, context: Context) -> AppState {
+        AppState(Arc::new(Shared {
+            settings,
+            store: OnceLock::new(),
+            context: RwLock::new(Arc::new(context)),
+            context_status: RwLock::new(crate::context_source::Status::default()),
+            metrics: Metrics::default(),
+            sandbox: OnceLock::new(),
+            trigger_catalog_synced: tokio::sync::OnceCell::new(),
+        }))
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.0.settings
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
+    /// Makes the store available; later calls are ignored (the first store stays).
+    pub fn set_store(&self, store: Arc<dyn Store>) {
+        let _ = self.0.store.set(store);
+    }
+
+    pub fn store_if_ready(&self) -> Option<&Arc<dyn Store>> {
+        self.0.store.get()
+    }
+
+    /// The store, or 503 `not_ready` while Sleuth is still connecting or migrating.
+    pub fn store(&self) -> ApiResult<&Arc<dyn Store>> {
+        self.0.store.get().ok_or_else(|| {
+            ApiError::not_ready(
+                "Sleuth is starting (connecting to or migrating the database); retry shortly",
+                self.0.settings.server.retry_after_seconds,
+            )
+        })
+    }
+
+    /// Makes the sandbox available; later calls are ignored (the first sandbox stays).
+    pub fn set_sandbox(&self, sandbox: sleuth_sandbox::Sandbox) {
+        let _ = self.0.sandbox.set(sandbox);
+    }
+
+    pub fn sandbox_if_set(&self) -> Option<&sleuth_sandbox::Sandbox> {
+        self.0.sandbox.get()
+    }
+
+    /// Initialised by the first caller that syncs the trigger catalog (see `firing`).
+    pub fn trigger_catalog_synced(&self) -> &tokio::sync::OnceCell<()> {
+        &self.0.trigger_catalog_synced
+    }
+
+    pub fn context(&self) -> Arc<Context> {
+        match self.0.context.read() {
+            Ok(guard) => guard.clone(),
+            // A writer panicked mid-swap; the Arc inside is still whole.
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Puts a freshly loaded context in force, with what went into it.
+    pub fn put_context(
+        &self,
+        loaded: crate::context_source::Loaded,
+        api_updated_at: Option<sleuth_domain::Timestamp>,
+        at: sleuth_domain::Timestamp,
+    ) {
+        let status = crate::context_source::Status {
+            document: loaded.document,
+            files: loaded.files,
+            warnings: loaded.warnings,
+            intel_count: loaded.intel_count,
+            fingerprint: loaded.fingerprint,
+            loaded_at: Some(at),
+            last_error: None,
+            api_updated_at,
+        };
+        *write(&self.0.context) = Arc::new(loaded.context);
+        *write(&self.0.context_status) = status;
+    }
+
+    /// Records a reload that failed; the context in force stays.
+    pub fn context_failed(&self, error: String) {
+        write(&self.0.context_status).last_error = Some(error);
+    }
+
+    pub fn context_status(&self) -> crate::context_source::Status {
+        match self.0.context_status.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+/// A write guard even after a panicking writer: the values swapped here are always whole.
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    match lock.write() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}

@@ -1,0 +1,165 @@
+//! The worker pool: claims jobs from the durable queue and runs at most
+//! `workers.concurrency` investigations at once. Idle workers sleep until a create wakes
+//! them (or the poll interval passes). On shutdown, running investigations get a grace
+//! period to finish; whatever is still running is released back to the queue.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sleuth_store::{ClaimedJob, Store, StoreResult};
+use tokio::sync::{Semaphore, watch};
+
+use crate::pipeline;
+use crate::state::AppState;
+
+/// What one step of the queue did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Ran(i64),
+    Idle,
+}
+
+fn lease(state: &AppState) -> chrono::Duration {
+    chrono::Duration::seconds(i64::try_from(state.settings().workers.lease_seconds).unwrap_or(300))
+}
+
+/// Claims and runs one job inline. Tests step the queue with this instead of sleeping.
+pub async fn run_next(state: &AppState, store: &Arc<dyn Store>, worker: &str) -> StoreResult<Step> {
+    let mut jobs = store
+        .claim_jobs(worker, 1, lease(state), chrono::Utc::now())
+        .await?;
+    let Some(job) = jobs.pop() else {
+        return Ok(Step::Idle);
+    };
+    pipeline::run_job(state, store, &job).await?;
+    Ok(Step::Ran(job.investigation_id))
+}
+
+/// Runs jobs until the queue has none ready; returns how many ran.
+pub async fn drain(state: &AppState, store: &Arc<dyn Store>) -> StoreResult<usize> {
+    let mut ran = 0;
+    while let Step::Ran(_) = run_next(state, store, "drain").await? {
+        ran += 1;
+    }
+    Ok(ran)
+}
+
+/// A name that tells operators which process holds a lease.
+pub fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!(
+        "{}:{}:{}",
+        host.trim(),
+        std::process::id(),
+        &uuid::Uuid::new_v4().to_string()[..8]
+    )
+}
+
+/// Runs the pool until `shutdown` turns true.
+pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+    let settings = state.settings().workers.clone();
+    let worker = worker_name();
+    let slots = Arc::new(Semaphore::new(settings.concurrency));
+    let running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>> = Arc::default();
+    let wakeups = store.job_wakeups();
+    let poll_interval = Duration::from_millis(settings.poll_interval_ms.max(10));
+    tracing::info!(%worker, concurrency = settings.concurrency, "workers started");
+    while !*shutdown.borrow() {
+        // Enabled before claiming, so a create committed meanwhile still wakes us.
+        let woken = wakeups.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let free = slots.available_permits();
+        if free == 0 {
+            tokio::select! {
+                permit = slots.clone().acquire_owned() => drop(permit),
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        let claimed = store
+            .claim_jobs(&worker, free, lease(&state), chrono::Utc::now())
+            .await;
+        let jobs = match claimed {
+            Ok(jobs) => jobs,
+            Err(error) => {
+                tracing::warn!(%error, "cannot claim jobs; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(poll_interval) => {}
+                    _ = shutdown.changed() => {}
+                }
+                continue;
+            }
+        };
+        if jobs.is_empty() {
+            tokio::select! {
+                _ = &mut woken => {}
+                _ = tokio::time::sleep(poll_interval) => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        for job in jobs {
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                break;
+            };
+            if let Ok(mut running) = running.lock() {
+                running.insert(job.investigation_id, job.clone());
+            }
+            let (state, store, running) = (state.clone(), store.clone(), running.clone());
+            tokio::spawn(async move {
+                state
+                    .metrics()
+                    .investigations_running
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let Err(error) = pipeline::run_job(&state, &store, &job).await {
+                    // The lease will expire and another worker will retry the job.
+                    tracing::error!(investigation_id = job.investigation_id, %error, "investigation failed to run");
+                }
+                state
+                    .metrics()
+                    .investigations_running
+                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                if let Ok(mut running) = running.lock() {
+                    running.remove(&job.investigation_id);
+                }
+                drop(permit);
+            });
+        }
+    }
+    finish_or_release(
+        &store,
+        &slots,
+        &running,
+        settings.concurrency,
+        Duration::from_secs(settings.shutdown_grace_seconds),
+    )
+    .await;
+    tracing::info!(%worker, "workers stopped");
+}
+
+async fn finish_or_release(
+    store: &Arc<dyn Store>,
+    slots: &Arc<Semaphore>,
+    running: &Arc<Mutex<BTreeMap<i64, ClaimedJob>>>,
+    concurrency: usize,
+    grace: Duration,
+) {
+    let all_slots = u32::try_from(concurrency).unwrap_or(u32::MAX);
+    let finished = tokio::time::timeout(grace, slots.acquire_many(all_slots)).await;
+    if finished.is_ok() {
+        return;
+    }
+    let unfinished: Vec<ClaimedJob> = running
+        .lock()
+        .map(|running| running.values().cloned().collect())
+        .unwrap_or_default();
+    tracing::warn!(
+        count = unfinished.len(),
+        "releasing investigations still running at shutdown"
+    );
+    if let Err(error) = store.release_jobs(&unfinished).await {
+        tracing::error!(%error, "could not release jobs; their leases will expire instead");
+    }
+}

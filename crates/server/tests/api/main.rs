@@ -1,0 +1,15 @@
+//! HTTP tests: the real server on a loopback port, on SQLite and on PostgreSQL.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+mod shapes;
+
+mod analyst;
+mod audit_log;
+mod context_memory;
+mod engine;
+mod foundation;
+mod investigations;
+mod response_actions;
+mod system_events;
+mod users;

@@ -1,0 +1,9 @@
+-- The operator's context document kept through the API (docs/context.md), merged with the
+-- context file. One row: the document is replaced whole. Append-only, like every migration.
+CREATE TABLE context_documents (
+    id BIGINT PRIMARY KEY CHECK (id = 1),
+    -- The document as TOML text, exactly as validated on the way in.
+    document TEXT NOT NULL,
+    updated_by BIGINT REFERENCES users(id),
+    updated_at BIGINT NOT NULL
+);

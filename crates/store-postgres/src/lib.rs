@@ -1,0 +1,118 @@
+//! The scale-out store: PostgreSQL. Several `sleuth serve` and `sleuth worker` processes on
+//! different machines share one database: jobs are claimed with `FOR UPDATE SKIP LOCKED`
+//! and idle workers are woken by `LISTEN/NOTIFY`. This crate owns the PostgreSQL
+//! migrations and connection set-up; the queries are shared in `sleuth-store-sql`.
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sleuth_store::{StoreError, StoreResult};
+use sleuth_store_sql::{Dialect, Migration, SqlStore, SqlStoreOptions};
+use sqlx::any::AnyPoolOptions;
+use sqlx::postgres::PgListener;
+use tokio::sync::Notify;
+
+/// Append-only: a released migration is never edited; add a new one.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../migrations/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "response_actions",
+        sql: include_str!("../migrations/0002_response_actions.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "context",
+        sql: include_str!("../migrations/0003_context.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "notes",
+        sql: include_str!("../migrations/0004_notes.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "memory_events_audit",
+        sql: include_str!("../migrations/0005_memory_events_audit.sql"),
+    },
+];
+
+/// The channel on which creates announce new jobs to every process.
+pub const JOBS_CHANNEL: &str = "sleuth_jobs";
+
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    pub max_connections: u32,
+    pub create_batch_max: usize,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> PostgresOptions {
+        PostgresOptions {
+            max_connections: 16,
+            create_batch_max: 512,
+        }
+    }
+}
+
+/// True for URLs this backend opens.
+pub fn handles(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// Connects, migrates (one process at a time, under an advisory lock), starts the store
+/// and the listener that wakes this process's workers when any process enqueues a job.
+pub async fn open(url: &str, options: &PostgresOptions) -> StoreResult<SqlStore> {
+    sqlx::any::install_default_drivers();
+    let pool = AnyPoolOptions::new()
+        .max_connections(options.max_connections.max(2))
+        .acquire_timeout(Duration::from_secs(10))
+        .connect(url)
+        .await
+        .map_err(|error| StoreError::Unavailable(Box::new(error)))?;
+    sleuth_store_sql::migrate::apply(
+        &pool,
+        Dialect::Postgres,
+        MIGRATIONS,
+        Some("SELECT pg_advisory_xact_lock(7469002)"),
+    )
+    .await?;
+    let store = SqlStore::start(
+        pool,
+        Dialect::Postgres,
+        SqlStoreOptions {
+            create_batch_max: options.create_batch_max,
+            migrations: MIGRATIONS,
+        },
+    );
+    tokio::spawn(listen_for_jobs(url.to_string(), store.job_wakeups()));
+    Ok(store)
+}
+
+/// Forwards NOTIFYs on the jobs channel to local workers, reconnecting after failures.
+/// Workers also poll, so a missed notification only delays a job, never loses it.
+async fn listen_for_jobs(url: String, wakeups: Arc<Notify>) {
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        match PgListener::connect(&url).await {
+            Ok(mut listener) => match listener.listen(JOBS_CHANNEL).await {
+                Ok(()) => {
+                    backoff = Duration::from_millis(250);
+                    while listener.recv().await.is_ok() {
+                        wakeups.notify_waiters();
+                    }
+                    tracing::warn!("job notification listener lost its connection; reconnecting");
+                }
+                Err(error) => tracing::warn!(%error, "cannot LISTEN for jobs; retrying"),
+            },
+            Err(error) => tracing::warn!(%error, "cannot connect the job listener; retrying"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,325 @@
+//! The audit log over the shared SQL. Appends are serial: within a process, one writer task
+//! appends whatever entries are waiting in one transaction (group commit, as creates do,
+//! so that auditing every write does not make writers queue for SQLite's lock one by one);
+//! across processes, that transaction holds the database's write lock (SQLite's
+//! `BEGIN IMMEDIATE`) or the chain-head row (`SELECT … FOR UPDATE` on PostgreSQL) from
+//! reading the head to moving it, so two appends can never take the same sequence number
+//! or link to the same entry. The sequence number is also the primary key: were the
+//! locking ever wrong, a forked append would fail rather than be stored.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sleuth_store::*;
+use sqlx::any::AnyRow;
+use sqlx::{AnyPool, Connection};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::builder::SqlBuilder;
+use crate::rows::{self, micros};
+use crate::{DbResultExt, Dialect, SqlStore};
+
+/// The most entries one append transaction carries.
+const BATCH_MAX: usize = 256;
+/// Entries read per query while verifying or exporting.
+const PAGE: i64 = 1000;
+
+const SELECT_ENTRIES: &str = "SELECT seq, at, actor_user_id, actor_email, action, resource_type, \
+    resource_id, request_id, detail, prev_hash, hash FROM audit_log";
+
+pub struct AppendRequest {
+    entry: NewAuditEntry,
+    reply: oneshot::Sender<StoreResult<AuditEntry>>,
+}
+
+pub fn spawn_writer(pool: AnyPool, dialect: Dialect) -> mpsc::Sender<AppendRequest> {
+    let (sender, receiver) = mpsc::channel(BATCH_MAX * 4);
+    tokio::spawn(run_writer(pool, dialect, receiver));
+    sender
+}
+
+async fn run_writer(pool: AnyPool, dialect: Dialect, mut receiver: mpsc::Receiver<AppendRequest>) {
+    let mut batch = Vec::with_capacity(BATCH_MAX);
+    while receiver.recv_many(&mut batch, BATCH_MAX).await > 0 {
+        match append_batch(&pool, dialect, &batch).await {
+            Ok(appended) => {
+                for (request, entry) in batch.drain(..).zip(appended) {
+                    let _ = request.reply.send(Ok(entry));
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, size = batch.len(), "audit entries failed to commit");
+                let message = error.to_string();
+                for request in batch.drain(..) {
+                    let _ = request
+                        .reply
+                        .send(Err(StoreError::Unavailable(message.clone().into())));
+                }
+            }
+        }
+    }
+}
+
+async fn append(
+    writer: &mpsc::Sender<AppendRequest>,
+    entry: &NewAuditEntry,
+) -> StoreResult<AuditEntry> {
+    let (reply, answer) = oneshot::channel();
+    writer
+        .send(AppendRequest {
+            entry: entry.clone(),
+            reply,
+        })
+        .await
+        .map_err(|_| StoreError::Unavailable("the store is shutting down".into()))?;
+    answer
+        .await
+        .map_err(|_| StoreError::Unavailable("the audit writer stopped before answering".into()))?
+}
+
+async fn append_batch(
+    pool: &AnyPool,
+    dialect: Dialect,
+    batch: &[AppendRequest],
+) -> StoreResult<Vec<AuditEntry>> {
+    let mut connection = pool.acquire().await.db()?;
+    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let head_sql = match dialect {
+        Dialect::Sqlite => "SELECT seq, hash FROM audit_chain_head WHERE id = 1",
+        Dialect::Postgres => "SELECT seq, hash FROM audit_chain_head WHERE id = 1 FOR UPDATE",
+    };
+    let head = sqlx::query(head_sql)
+        .fetch_one(&mut *transaction)
+        .await
+        .db()?;
+    let mut seq = rows::int(&head, "seq")?;
+    let mut prev_hash = rows::text(&head, "hash")?;
+    let at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
+    let mut appended = Vec::with_capacity(batch.len());
+    for request in batch {
+        let new = &request.entry;
+        seq += 1;
+        let detail = Value::Object(new.detail.clone());
+        let mut entry = AuditEntry {
+            seq,
+            at,
+            actor_user_id: new.actor_user_id,
+            actor_email: new.actor_email.clone(),
+            action: new.action.clone(),
+            resource_type: new.resource_type.clone(),
+            resource_id: new.resource_id.clone(),
+            request_id: new.request_id.clone(),
+            detail,
+            prev_hash: prev_hash.clone(),
+            hash: String::new(),
+        };
+        entry.hash = entry.expected_hash();
+        sqlx::query(
+            "INSERT INTO audit_log (seq, at, actor_user_id, actor_email, action, resource_type, \
+             resource_id, request_id, detail, prev_hash, hash) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(entry.seq)
+        .bind(micros(entry.at))
+        .bind(entry.actor_user_id)
+        .bind(entry.actor_email.as_deref())
+        .bind(&entry.action)
+        .bind(&entry.resource_type)
+        .bind(entry.resource_id.as_deref())
+        .bind(entry.request_id.as_deref())
+        .bind(canonical_json(&entry.detail))
+        .bind(&entry.prev_hash)
+        .bind(&entry.hash)
+        .execute(&mut *transaction)
+        .await
+        .db()?;
+        prev_hash = entry.hash.clone();
+        appended.push(entry);
+    }
+    sqlx::query("UPDATE audit_chain_head SET seq = $1, hash = $2 WHERE id = 1")
+        .bind(seq)
+        .bind(&prev_hash)
+        .execute(&mut *transaction)
+        .await
+        .db()?;
+    transaction.commit().await.db()?;
+    Ok(appended)
+}
+
+fn read_entry(row: &AnyRow) -> StoreResult<AuditEntry> {
+    Ok(AuditEntry {
+        seq: rows::int(row, "seq")?,
+        at: rows::time(row, "at")?,
+        actor_user_id: rows::opt_int(row, "actor_user_id")?,
+        actor_email: rows::opt_text(row, "actor_email")?,
+        action: rows::text(row, "action")?,
+        resource_type: rows::text(row, "resource_type")?,
+        resource_id: rows::opt_text(row, "resource_id")?,
+        request_id: rows::opt_text(row, "request_id")?,
+        detail: rows::json(row, "detail")?,
+        prev_hash: rows::text(row, "prev_hash")?,
+        hash: rows::text(row, "hash")?,
+    })
+}
+
+pub async fn list_audit_entries(pool: &AnyPool, query: &AuditQuery) -> StoreResult<AuditPage> {
+    let mut count = SqlBuilder::new("SELECT COUNT(*) FROM audit_log WHERE 1 = 1");
+    push_filters(&mut count, query)?;
+    let mut page = SqlBuilder::new(&format!("{SELECT_ENTRIES} WHERE 1 = 1"));
+    push_filters(&mut page, query)?;
+    page.push(" ORDER BY seq DESC LIMIT ");
+    page.bind(i64::from(query.limit))?;
+    page.push(" OFFSET ");
+    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    let mut connection = pool.acquire().await.db()?;
+    let total: i64 = count
+        .build_scalar()
+        .fetch_one(&mut *connection)
+        .await
+        .db()?;
+    let found = page.build().fetch_all(&mut *connection).await.db()?;
+    Ok(AuditPage {
+        total: u64::try_from(total).unwrap_or(0),
+        items: found.iter().map(read_entry).collect::<StoreResult<_>>()?,
+    })
+}
+
+fn push_filters(builder: &mut SqlBuilder, query: &AuditQuery) -> StoreResult<()> {
+    if let Some(actor) = &query.actor {
+        match actor.parse::<i64>() {
+            Ok(user_id) => {
+                builder.push(" AND actor_user_id = ");
+                builder.bind(user_id)?;
+            }
+            Err(_) => {
+                builder.push(" AND LOWER(actor_email) = ");
+                builder.bind(actor.to_lowercase())?;
+            }
+        }
+    }
+    if !query.actions.is_empty() {
+        builder.push(" AND action IN ");
+        builder.bind_list(query.actions.iter().cloned())?;
+    }
+    if !query.resource_types.is_empty() {
+        builder.push(" AND resource_type IN ");
+        builder.bind_list(query.resource_types.iter().cloned())?;
+    }
+    if let Some(from) = query.time.from {
+        builder.push(" AND at >= ");
+        builder.bind(micros(from))?;
+    }
+    if let Some(until) = query.time.until {
+        builder.push(" AND at <= ");
+        builder.bind(micros(until))?;
+    }
+    Ok(())
+}
+
+pub async fn audit_entries_after(
+    pool: &AnyPool,
+    after_seq: i64,
+    limit: u32,
+) -> StoreResult<Vec<AuditEntry>> {
+    let found = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{SELECT_ENTRIES} WHERE seq > $1 ORDER BY seq LIMIT $2"
+    )))
+    .bind(after_seq)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .db()?;
+    found.iter().map(read_entry).collect()
+}
+
+/// Walks the chain page by page. The head is read first: entries appended meanwhile are
+/// past it and are left for the next verification rather than reported as inserted.
+pub async fn verify_audit_chain(pool: &AnyPool) -> StoreResult<AuditVerdict> {
+    let head = sqlx::query("SELECT seq, hash FROM audit_chain_head WHERE id = 1")
+        .fetch_one(pool)
+        .await
+        .db()?;
+    let head_seq = rows::int(&head, "seq")?;
+    let head_hash = rows::text(&head, "hash")?;
+    let mut walk = ChainWalk::default();
+    let mut after_seq = 0_i64;
+    let mut beyond_head = None;
+    loop {
+        let found = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT_ENTRIES} WHERE seq > $1 ORDER BY seq LIMIT $2"
+        )))
+        .bind(after_seq)
+        .bind(PAGE)
+        .fetch_all(pool)
+        .await
+        .db()?;
+        let Some(last) = found.last() else {
+            break;
+        };
+        after_seq = rows::int(last, "seq")?;
+        for row in &found {
+            let seq = rows::int(row, "seq")?;
+            if seq > head_seq {
+                beyond_head = Some(seq);
+                break;
+            }
+            let entry = match read_entry(row) {
+                Ok(entry) => entry,
+                Err(error) => {
+                    return Ok(AuditVerdict::Broken {
+                        seq,
+                        reason: format!("entry {seq} cannot be read ({error}): it was edited"),
+                    });
+                }
+            };
+            if let Err(verdict) = walk.check(&entry) {
+                return Ok(verdict);
+            }
+        }
+        if beyond_head.is_some() {
+            break;
+        }
+    }
+    let verdict = walk.finish(head_seq, &head_hash);
+    // An entry past the head that no append wrote: every honest append moves the head in
+    // the transaction that writes the entry. Re-read the head in case one committed
+    // after it was first read.
+    if let (AuditVerdict::Intact { .. }, Some(seq)) = (&verdict, beyond_head) {
+        let current: i64 = sqlx::query_scalar("SELECT seq FROM audit_chain_head WHERE id = 1")
+            .fetch_one(pool)
+            .await
+            .db()?;
+        if seq > current {
+            return Ok(AuditVerdict::Broken {
+                seq,
+                reason: format!(
+                    "entry {seq} is beyond the chain head ({current} entries): it was inserted \
+                     outside Sleuth"
+                ),
+            });
+        }
+    }
+    Ok(verdict)
+}
+
+#[async_trait]
+impl AuditStore for SqlStore {
+    async fn append_audit_entry(&self, entry: &NewAuditEntry) -> StoreResult<AuditEntry> {
+        append(&self.audit, entry).await
+    }
+
+    async fn list_audit_entries(&self, query: &AuditQuery) -> StoreResult<AuditPage> {
+        list_audit_entries(&self.pool, query).await
+    }
+
+    async fn audit_entries_after(
+        &self,
+        after_seq: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<AuditEntry>> {
+        audit_entries_after(&self.pool, after_seq, limit).await
+    }
+
+    async fn verify_audit_chain(&self) -> StoreResult<AuditVerdict> {
+        verify_audit_chain(&self.pool).await
+    }
+}

@@ -1,0 +1,288 @@
+//! Creating investigations with group commit: concurrent creates are queued to one writer
+//! task, which stores as many as are waiting in one transaction and answers each only
+//! after the commit. One commit per batch rather than per request is what lets a single
+//! SQLite file take thousands of alerts a second; every answered alert is durable.
+
+use std::sync::Arc;
+
+use sleuth_domain::{EntityKind, InvestigationStatus};
+use sleuth_store::{Created, NewAlert, StoreError, StoreResult};
+use sqlx::{AnyConnection, AnyPool, Connection};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::rows::{self, micros};
+use crate::{DbResultExt, Dialect};
+
+pub struct CreateRequest {
+    alert: NewAlert,
+    force: bool,
+    reply: oneshot::Sender<StoreResult<Created>>,
+}
+
+/// Queues a create and waits for its commit.
+pub async fn submit(
+    writer: &mpsc::Sender<CreateRequest>,
+    alert: NewAlert,
+    force: bool,
+) -> StoreResult<Created> {
+    let (reply, answer) = oneshot::channel();
+    writer
+        .send(CreateRequest {
+            alert,
+            force,
+            reply,
+        })
+        .await
+        .map_err(|_| StoreError::Unavailable("the store is shutting down".into()))?;
+    answer
+        .await
+        .map_err(|_| StoreError::Unavailable("the store writer stopped before answering".into()))?
+}
+
+pub fn spawn_writer(
+    pool: AnyPool,
+    dialect: Dialect,
+    batch_max: usize,
+    job_wakeups: Arc<Notify>,
+) -> mpsc::Sender<CreateRequest> {
+    let (sender, receiver) = mpsc::channel(batch_max * 4);
+    tokio::spawn(run_writer(pool, dialect, batch_max, receiver, job_wakeups));
+    sender
+}
+
+async fn run_writer(
+    pool: AnyPool,
+    dialect: Dialect,
+    batch_max: usize,
+    mut receiver: mpsc::Receiver<CreateRequest>,
+    job_wakeups: Arc<Notify>,
+) {
+    let mut batch = Vec::with_capacity(batch_max);
+    // recv_many waits for the first request, then takes whatever else is already queued.
+    while receiver.recv_many(&mut batch, batch_max).await > 0 {
+        let results = write_batch(&pool, dialect, &batch).await;
+        let any_new = results
+            .iter()
+            .any(|result| matches!(result, Ok(Created::New(_))));
+        for (request, result) in batch.drain(..).zip(results) {
+            // The caller may have gone away (client disconnected); the alert is stored anyway.
+            let _ = request.reply.send(result);
+        }
+        if any_new {
+            job_wakeups.notify_waiters();
+        }
+    }
+}
+
+/// Writes a batch in one transaction, each create under its own savepoint so that one
+/// refused alert does not undo the others. Returns one result per request, in order.
+async fn write_batch(
+    pool: &AnyPool,
+    dialect: Dialect,
+    batch: &[CreateRequest],
+) -> Vec<StoreResult<Created>> {
+    match try_write_batch(pool, dialect, batch).await {
+        Ok(results) => results,
+        Err(error) => {
+            tracing::error!(error = %error, size = batch.len(), "create batch failed to commit");
+            // The transaction rolled back: nothing of this batch is stored.
+            let message = error.to_string();
+            batch
+                .iter()
+                .map(|_| Err(StoreError::Unavailable(message.clone().into())))
+                .collect()
+        }
+    }
+}
+
+async fn try_write_batch(
+    pool: &AnyPool,
+    dialect: Dialect,
+    batch: &[CreateRequest],
+) -> StoreResult<Vec<StoreResult<Created>>> {
+    let mut connection = pool.acquire().await.db()?;
+    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let mut results = Vec::with_capacity(batch.len());
+    let mut any_new = false;
+    for request in batch {
+        sqlx::query("SAVEPOINT create_one")
+            .execute(&mut *transaction)
+            .await
+            .db()?;
+        match create_one(&mut transaction, dialect, &request.alert, request.force).await {
+            Ok(created) => {
+                sqlx::query("RELEASE SAVEPOINT create_one")
+                    .execute(&mut *transaction)
+                    .await
+                    .db()?;
+                any_new |= matches!(created, Created::New(_));
+                results.push(Ok(created));
+            }
+            Err(error) => {
+                sqlx::query("ROLLBACK TO SAVEPOINT create_one")
+                    .execute(&mut *transaction)
+                    .await
+                    .db()?;
+                sqlx::query("RELEASE SAVEPOINT create_one")
+                    .execute(&mut *transaction)
+                    .await
+                    .db()?;
+                results.push(Err(error));
+            }
+        }
+    }
+    if any_new && dialect == Dialect::Postgres {
+        // Other processes' workers wake on this; delivered only if the commit succeeds.
+        sqlx::query("SELECT pg_notify('sleuth_jobs', '')")
+            .execute(&mut *transaction)
+            .await
+            .db()?;
+    }
+    transaction.commit().await.db()?;
+    Ok(results)
+}
+
+async fn create_one(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    alert: &NewAlert,
+    force: bool,
+) -> StoreResult<Created> {
+    let existing_alert: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM alerts WHERE identity = $1")
+            .bind(&alert.identity)
+            .fetch_optional(&mut *connection)
+            .await
+            .db()?;
+    let alert_id = match existing_alert {
+        Some(alert_id) if !force => {
+            if let Some(investigation_id) = latest_investigation_of(connection, alert_id).await? {
+                return Ok(Created::Existing(investigation_id));
+            }
+            alert_id
+        }
+        Some(alert_id) => alert_id,
+        None => insert_alert(connection, alert).await?,
+    };
+    let investigation_id = insert_investigation(connection, dialect, alert_id, alert).await?;
+    Ok(Created::New(investigation_id))
+}
+
+async fn latest_investigation_of(
+    connection: &mut AnyConnection,
+    alert_id: i64,
+) -> StoreResult<Option<i64>> {
+    sqlx::query_scalar("SELECT MAX(id) FROM investigations WHERE alert_id = $1")
+        .bind(alert_id)
+        .fetch_one(&mut *connection)
+        .await
+        .db()
+}
+
+async fn insert_alert(connection: &mut AnyConnection, alert: &NewAlert) -> StoreResult<i64> {
+    let now = micros(alert.received_at);
+    let parsed = &alert.parsed;
+    let alert_id: i64 = sqlx::query_scalar(
+        "INSERT INTO alerts (identity, tenant_union_id, tenant_integration_key, parsed, \
+         raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+    )
+    .bind(&alert.identity)
+    .bind(alert.tenant_union_id)
+    .bind(alert.tenant_integration_key.as_deref())
+    .bind(rows::to_json(parsed)?)
+    .bind(&alert.raw_alert_content)
+    .bind(&parsed.direct_source_label)
+    .bind(parsed.coalesce_key.as_deref())
+    .bind(now)
+    .fetch_one(&mut *connection)
+    .await
+    .map_err(|error| match crate::store_error(error) {
+        StoreError::Conflict { .. } => StoreError::Conflict {
+            detail: "the alert was stored concurrently; retry to get its investigation".into(),
+        },
+        other => other,
+    })?;
+    let mut seen = std::collections::HashSet::new();
+    for entity in &parsed.entities {
+        if !seen.insert((entity.kind, entity.value.as_str())) {
+            continue;
+        }
+        sqlx::query("INSERT INTO alert_entities (kind, value, alert_id) VALUES ($1, $2, $3)")
+            .bind(entity.kind.as_str())
+            .bind(&entity.value)
+            .bind(alert_id)
+            .execute(&mut *connection)
+            .await
+            .db()?;
+    }
+    Ok(alert_id)
+}
+
+async fn insert_investigation(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    alert_id: i64,
+    alert: &NewAlert,
+) -> StoreResult<i64> {
+    let now = micros(alert.received_at);
+    let parsed = &alert.parsed;
+    let investigation_id: i64 = sqlx::query_scalar(
+        "INSERT INTO investigations (alert_id, status, created_at, updated_at, \
+         alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, \
+         tenant_id, tenant_label, tenant_integration_key, feedback_created_at, feedback_updated_at) \
+         VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9, $10, $11, $3, $3) RETURNING id",
+    )
+    .bind(alert_id)
+    .bind(InvestigationStatus::NotAsked.as_str())
+    .bind(now)
+    .bind(micros(parsed.create_time))
+    .bind(parsed.start_time.map(micros))
+    .bind(&parsed.alert_type)
+    .bind(&parsed.direct_source_label)
+    .bind(alert.tenant_union_id)
+    .bind(parsed.tenant_id.as_deref())
+    .bind(parsed.tenant_label.as_deref())
+    .bind(alert.tenant_integration_key.as_deref())
+    .fetch_one(&mut *connection)
+    .await
+    .db()?;
+    sqlx::query("INSERT INTO jobs (investigation_id, ready_at, attempts) VALUES ($1, $2, 0)")
+        .bind(investigation_id)
+        .bind(now)
+        .execute(&mut *connection)
+        .await
+        .db()?;
+    crate::search::index(
+        connection,
+        dialect,
+        investigation_id,
+        &alert_search_text(alert),
+    )
+    .await?;
+    Ok(investigation_id)
+}
+
+/// What search finds an investigation by before it concludes: the alert's own words.
+pub(crate) fn alert_search_text(alert: &NewAlert) -> String {
+    parsed_search_text(&alert.parsed)
+}
+
+pub(crate) fn parsed_search_text(parsed: &sleuth_domain::ParsedAlert) -> String {
+    let mut text = format!(
+        "{} {} {} {}",
+        parsed.title, parsed.original_title, parsed.alert_type, parsed.direct_source_label
+    );
+    for entity in &parsed.entities {
+        text.push(' ');
+        text.push_str(&entity.value);
+        if entity.kind == EntityKind::Email {
+            // Also index the mailbox alone, so "r.patel" finds r.patel@example.com.
+            if let Some((local, _)) = entity.value.split_once('@') {
+                text.push(' ');
+                text.push_str(local);
+            }
+        }
+    }
+    text
+}

@@ -1,0 +1,175 @@
+//! Gathering the past that bears on a new alert: recent alerts that share its entities,
+//! earlier verdicts (Sleuth's and analysts') on the same things, and the operator's
+//! context memory about them (within the alert's tenant scope).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sleuth_domain::{
+    Entity, FeedbackStatus, History, Likeness, Outcome, ParsedAlert, PriorVerdict, Priority,
+    RelatedAlert,
+};
+use sleuth_store::{HistoryQuery, StoreResult};
+use sqlx::AnyPool;
+use sqlx::any::AnyRow;
+
+use crate::DbResultExt;
+use crate::rows::{self, micros};
+
+/// At most this many entities of the new alert are looked up, and this many earlier alerts
+/// per entity: a domain controller named in every alert must not make history unbounded.
+const ENTITIES_LOOKED_UP: usize = 24;
+const ALERTS_PER_ENTITY: i64 = 50;
+const SAME_DETECTION_VERDICTS: i64 = 20;
+
+pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<History> {
+    let mut connection = pool.acquire().await.db()?;
+    // Earlier alerts sharing each entity, and which entities they share.
+    let mut shared_by_alert: BTreeMap<i64, BTreeSet<Entity>> = BTreeMap::new();
+    for entity in query.entities.iter().take(ENTITIES_LOOKED_UP) {
+        let alert_ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT alert_id FROM alert_entities WHERE kind = $1 AND value = $2 \
+             AND alert_id <> $3 ORDER BY alert_id DESC LIMIT $4",
+        )
+        .bind(entity.kind.as_str())
+        .bind(&entity.value)
+        .bind(query.alert_id)
+        .bind(ALERTS_PER_ENTITY)
+        .fetch_all(&mut *connection)
+        .await
+        .db()?;
+        for alert_id in alert_ids {
+            shared_by_alert
+                .entry(alert_id)
+                .or_default()
+                .insert(entity.clone());
+        }
+    }
+    // The latest concluded-or-not investigation of each of those alerts...
+    let mut candidates: Vec<AnyRow> = Vec::new();
+    if !shared_by_alert.is_empty() {
+        let alert_list = shared_by_alert
+            .keys()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "{SELECT_PAST} WHERE i.id IN (SELECT MAX(id) FROM investigations \
+             WHERE alert_id IN ({alert_list}) GROUP BY alert_id) ORDER BY i.id DESC"
+        );
+        candidates.extend(
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(&mut *connection)
+                .await
+                .db()?,
+        );
+    }
+    // ...and the latest verdicts on the same detection from the same source.
+    let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{SELECT_PAST} WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
+         AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
+         ORDER BY i.id DESC LIMIT $4"
+    )))
+    .bind(&query.alert_type)
+    .bind(&query.direct_source_label)
+    .bind(query.alert_id)
+    .bind(SAME_DETECTION_VERDICTS)
+    .fetch_all(&mut *connection)
+    .await
+    .db()?;
+    candidates.extend(same_detection);
+
+    let mut history = History::default();
+    let mut seen = BTreeSet::new();
+    for row in &candidates {
+        let past = read_past(row)?;
+        if !seen.insert(past.investigation_id) || past.investigation_id == query.investigation_id {
+            continue;
+        }
+        let shared_entities: Vec<Entity> = shared_by_alert
+            .get(&past.alert_id)
+            .map(|entities| entities.iter().cloned().collect())
+            .unwrap_or_default();
+        let same_detection = past.parsed.alert_type == query.alert_type
+            && past.parsed.direct_source_label == query.direct_source_label;
+        if !shared_entities.is_empty() && micros(past.parsed.create_time) >= micros(query.since) {
+            history.related_alerts.push(RelatedAlert {
+                investigation_id: past.investigation_id,
+                title: past.parsed.title.clone(),
+                alert_type: past.parsed.alert_type.clone(),
+                direct_source_label: past.parsed.direct_source_label.clone(),
+                create_time: past.parsed.create_time,
+                outcome: past.outcome,
+                priority: past.priority,
+                shared_entities: shared_entities.clone(),
+            });
+        }
+        let Some(decided_at) = past.decided_at else {
+            continue;
+        };
+        let likeness = match (same_detection, shared_entities.is_empty()) {
+            (true, false) => Likeness::SameDetectionSameEntities,
+            (true, true) => Likeness::SameDetection,
+            (false, _) => Likeness::SharedEntities,
+        };
+        history.prior_verdicts.push(PriorVerdict {
+            investigation_id: past.investigation_id,
+            title: past.parsed.title,
+            alert_type: past.parsed.alert_type,
+            direct_source_label: past.parsed.direct_source_label,
+            likeness,
+            shared_entities,
+            engine_outcome: past.outcome,
+            analyst_outcome: past.analyst_outcome,
+            analyst_priority: past.analyst_priority,
+            analyst_note: past.analyst_note,
+            reviewed: past.reviewed,
+            decided_at,
+        });
+    }
+    history.related_alerts.truncate(query.limit);
+    history.prior_verdicts.truncate(query.limit);
+    history.memory = crate::context_memory::memory_for_alert(&mut connection, query).await?;
+    Ok(history)
+}
+
+const SELECT_PAST: &str = "SELECT i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \
+    i.feedback_status, i.feedback_outcome, i.feedback_priority, i.feedback_outcome_note, \
+    i.feedback_updated_by, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id";
+
+struct PastInvestigation {
+    investigation_id: i64,
+    alert_id: i64,
+    parsed: ParsedAlert,
+    outcome: Option<Outcome>,
+    priority: Option<Priority>,
+    decided_at: Option<sleuth_domain::Timestamp>,
+    analyst_outcome: Option<Outcome>,
+    analyst_priority: Option<Priority>,
+    analyst_note: Option<String>,
+    reviewed: bool,
+}
+
+fn read_past(row: &AnyRow) -> StoreResult<PastInvestigation> {
+    // Feedback columns only carry the analyst's word once an analyst changed them.
+    let by_analyst = rows::opt_int(row, "feedback_updated_by")?.is_some();
+    let analyst = |value: Option<String>| if by_analyst { value } else { None };
+    Ok(PastInvestigation {
+        investigation_id: rows::int(row, "id")?,
+        alert_id: rows::int(row, "alert_id")?,
+        parsed: rows::json(row, "parsed")?,
+        outcome: rows::opt_parsed(row, "outcome", Outcome::parse)?,
+        priority: rows::opt_parsed(row, "priority", Priority::parse)?,
+        decided_at: rows::opt_time(row, "generated_time")?,
+        analyst_outcome: analyst(rows::opt_text(row, "feedback_outcome")?)
+            .map(|raw| Outcome::parse(&raw))
+            .transpose()
+            .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))?,
+        analyst_priority: analyst(rows::opt_text(row, "feedback_priority")?)
+            .map(|raw| Priority::parse(&raw))
+            .transpose()
+            .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))?,
+        analyst_note: analyst(rows::opt_text(row, "feedback_outcome_note")?),
+        reviewed: rows::parsed(row, "feedback_status", FeedbackStatus::parse)?
+            == FeedbackStatus::Reviewed,
+    })
+}

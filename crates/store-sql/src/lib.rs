@@ -1,0 +1,301 @@
+//! The one implementation of [`Store`] that both SQL backends share. It speaks to the
+//! database through sqlx's `Any` driver with portable SQL (`$n` placeholders, integers,
+//! text and nulls only: times are microseconds since the Unix epoch, UTC, and JSON is
+//! text). What truly differs between SQLite and PostgreSQL — connection set-up,
+//! migrations, full-text search, claiming jobs, waking workers — is chosen by [`Dialect`]
+//! here or lives in the backend crates (`sleuth-store-sqlite`, `sleuth-store-postgres`).
+#![forbid(unsafe_code)]
+
+mod analyst;
+mod audit;
+mod builder;
+mod context;
+mod context_memory;
+mod create;
+mod history;
+mod investigations;
+mod list;
+pub mod migrate;
+mod queue;
+mod response_actions;
+pub mod rows;
+mod search;
+mod system_events;
+mod tenants;
+mod users;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use sleuth_domain::{History, Timestamp};
+use sleuth_store::*;
+use sqlx::AnyPool;
+use tokio::sync::{Notify, mpsc};
+
+pub use migrate::Migration;
+
+/// The SQL that differs between the two databases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// How a transaction that will write begins. SQLite's default (deferred) transaction
+    /// takes its write lock only at the first write, and a reader that then tries to write
+    /// after another writer committed fails at once (SQLITE_BUSY_SNAPSHOT) instead of
+    /// waiting; IMMEDIATE takes the lock up front, so the busy timeout applies.
+    pub fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+}
+
+/// Tuning of the shared store.
+#[derive(Debug, Clone)]
+pub struct SqlStoreOptions {
+    /// How many creates one transaction may carry (group commit).
+    pub create_batch_max: usize,
+    pub migrations: &'static [Migration],
+}
+
+/// A store over one connection pool. Cheap to clone.
+#[derive(Clone)]
+pub struct SqlStore {
+    pool: AnyPool,
+    dialect: Dialect,
+    migrations: &'static [Migration],
+    creates: mpsc::Sender<create::CreateRequest>,
+    /// Woken whenever a job may be ready: after a create commits here, or (PostgreSQL)
+    /// when another process announces one.
+    job_wakeups: Arc<Notify>,
+    /// The one task of this process that appends to the audit log (see `audit`).
+    audit: mpsc::Sender<audit::AppendRequest>,
+}
+
+impl std::fmt::Debug for SqlStore {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SqlStore")
+            .field("dialect", &self.dialect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqlStore {
+    /// Wraps a migrated pool and starts the group-commit writer. Must run inside a tokio
+    /// runtime.
+    pub fn start(pool: AnyPool, dialect: Dialect, options: SqlStoreOptions) -> SqlStore {
+        let job_wakeups = Arc::new(Notify::new());
+        let creates = create::spawn_writer(
+            pool.clone(),
+            dialect,
+            options.create_batch_max.max(1),
+            job_wakeups.clone(),
+        );
+        let audit = audit::spawn_writer(pool.clone(), dialect);
+        SqlStore {
+            pool,
+            dialect,
+            migrations: options.migrations,
+            creates,
+            job_wakeups,
+            audit,
+        }
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Notified when a job may be ready. Backends that learn of jobs from elsewhere
+    /// (PostgreSQL's LISTEN) call `notify_waiters` on it too.
+    pub fn job_wakeups(&self) -> Arc<Notify> {
+        self.job_wakeups.clone()
+    }
+}
+
+/// Turns sqlx errors into store errors, so that `?` stays short at every call site.
+pub(crate) trait DbResultExt<T> {
+    fn db(self) -> StoreResult<T>;
+}
+
+impl<T> DbResultExt<T> for Result<T, sqlx::Error> {
+    fn db(self) -> StoreResult<T> {
+        self.map_err(store_error)
+    }
+}
+
+pub(crate) fn store_error(error: sqlx::Error) -> StoreError {
+    match &error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => StoreError::Unavailable(Box::new(error)),
+        sqlx::Error::Database(database_error) if database_error.is_unique_violation() => {
+            StoreError::Conflict {
+                detail: "a record with the same unique value exists".into(),
+            }
+        }
+        _ => StoreError::Internal(Box::new(error)),
+    }
+}
+
+#[async_trait]
+impl Store for SqlStore {
+    fn backend(&self) -> Backend {
+        match self.dialect {
+            Dialect::Sqlite => Backend::Sqlite,
+            Dialect::Postgres => Backend::Postgres,
+        }
+    }
+
+    fn job_wakeups(&self) -> Arc<Notify> {
+        self.job_wakeups.clone()
+    }
+
+    async fn check_ready(&self) -> StoreResult<()> {
+        migrate::check(&self.pool, self.migrations).await
+    }
+
+    async fn count_users(&self) -> StoreResult<u64> {
+        users::count_users(&self.pool).await
+    }
+
+    async fn create_user(&self, user: &NewUser) -> StoreResult<User> {
+        users::create_user(&self.pool, user).await
+    }
+
+    async fn bootstrap_admin(&self, user: &NewUser, key: &NewApiKey) -> StoreResult<Option<User>> {
+        users::bootstrap_admin(&self.pool, self.dialect, user, key).await
+    }
+
+    async fn get_user(&self, user_id: i64) -> StoreResult<User> {
+        users::get_user(&self.pool, user_id).await
+    }
+
+    async fn find_user_by_email(&self, email: &str) -> StoreResult<Option<User>> {
+        users::find_user_by_email(&self.pool, email).await
+    }
+
+    async fn list_users(&self) -> StoreResult<Vec<User>> {
+        users::list_users(&self.pool).await
+    }
+
+    async fn update_user(&self, user_id: i64, changes: &UserChanges) -> StoreResult<User> {
+        users::update_user(&self.pool, self.dialect, user_id, changes).await
+    }
+
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<ApiKey> {
+        users::create_api_key(&self.pool, key).await
+    }
+
+    async fn list_api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        users::list_api_keys(&self.pool).await
+    }
+
+    async fn revoke_api_key(&self, api_key_id: i64, at: Timestamp) -> StoreResult<ApiKey> {
+        users::revoke_api_key(&self.pool, api_key_id, at).await
+    }
+
+    async fn authenticate(&self, hash: &KeyHash) -> StoreResult<Option<Principal>> {
+        users::authenticate(&self.pool, hash).await
+    }
+
+    async fn record_key_use(&self, api_key_id: i64, at: Timestamp) -> StoreResult<()> {
+        users::record_key_use(&self.pool, api_key_id, at).await
+    }
+
+    async fn create_tenant_union(&self, input: &TenantUnionInput) -> StoreResult<TenantUnion> {
+        tenants::create_tenant_union(&self.pool, input).await
+    }
+
+    async fn update_tenant_union(
+        &self,
+        tenant_union_id: i64,
+        input: &TenantUnionInput,
+    ) -> StoreResult<TenantUnion> {
+        tenants::update_tenant_union(&self.pool, tenant_union_id, input).await
+    }
+
+    async fn get_tenant_union(&self, tenant_union_id: i64) -> StoreResult<TenantUnion> {
+        tenants::get_tenant_union(&self.pool, tenant_union_id).await
+    }
+
+    async fn list_tenant_unions(&self) -> StoreResult<Vec<TenantUnion>> {
+        tenants::list_tenant_unions(&self.pool).await
+    }
+
+    async fn get_context_document(&self) -> StoreResult<Option<StoredContext>> {
+        context::get_context_document(&self.pool).await
+    }
+
+    async fn put_context_document(
+        &self,
+        document: &str,
+        updated_by: Option<i64>,
+        at: Timestamp,
+    ) -> StoreResult<StoredContext> {
+        context::put_context_document(&self.pool, document, updated_by, at).await
+    }
+
+    async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created> {
+        create::submit(&self.creates, alert, force).await
+    }
+
+    async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord> {
+        investigations::get_investigation(&self.pool, investigation_id).await
+    }
+
+    async fn list_investigations(
+        &self,
+        query: &InvestigationQuery,
+    ) -> StoreResult<InvestigationPage> {
+        list::list_investigations(&self.pool, self.dialect, query).await
+    }
+
+    async fn cancel_investigation(&self, investigation_id: i64, at: Timestamp) -> StoreResult<()> {
+        queue::cancel_investigation(&self.pool, self.dialect, investigation_id, at).await
+    }
+
+    async fn claim_jobs(
+        &self,
+        worker: &str,
+        max: usize,
+        lease: chrono::Duration,
+        now: Timestamp,
+    ) -> StoreResult<Vec<ClaimedJob>> {
+        queue::claim_jobs(&self.pool, self.dialect, worker, max, lease, now).await
+    }
+
+    async fn load_job(&self, job: &ClaimedJob, windows: GuardWindows) -> StoreResult<JobInput> {
+        queue::load_job(&self.pool, job, windows).await
+    }
+
+    async fn history(&self, query: &HistoryQuery) -> StoreResult<History> {
+        history::history(&self.pool, query).await
+    }
+
+    async fn finish_job(
+        &self,
+        job: &ClaimedJob,
+        finish: &Finish,
+        at: Timestamp,
+    ) -> StoreResult<bool> {
+        queue::finish_job(&self.pool, self.dialect, job, finish, at).await
+    }
+
+    async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()> {
+        queue::release_jobs(&self.pool, self.dialect, jobs).await?;
+        self.job_wakeups.notify_waiters();
+        Ok(())
+    }
+
+    async fn pending_jobs(&self) -> StoreResult<u64> {
+        queue::pending_jobs(&self.pool).await
+    }
+}

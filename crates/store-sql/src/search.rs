@@ -1,0 +1,109 @@
+//! Free-text search: the only place the two dialects index text differently (SQLite's FTS5,
+//! PostgreSQL's tsvector). Documents and queries both pass through
+//! `sleuth_store::search_tokens`, so both backends agree on what matches.
+
+use sleuth_domain::{InvestigationResult, ParsedAlert};
+use sleuth_store::{StoreResult, search_tokens};
+use sqlx::AnyConnection;
+
+use crate::{DbResultExt, Dialect};
+
+/// The document as the index stores it: its tokens, separated by spaces.
+pub fn document(text: &str) -> String {
+    search_tokens(text).collect::<Vec<_>>().join(" ")
+}
+
+/// What search finds a concluded investigation by: the alert's words and the conclusion's.
+pub fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) -> String {
+    let mut text = crate::create::parsed_search_text(parsed);
+    for part in [
+        Some(result.conclusion.as_str()),
+        result.alert_summary.as_deref(),
+        result.exec_summary.as_deref(),
+        result.conclusion_summary.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        text.push(' ');
+        text.push_str(part);
+    }
+    for finding in &result.findings {
+        text.push(' ');
+        text.push_str(&finding.headline);
+        text.push(' ');
+        text.push_str(&finding.finding);
+    }
+    text
+}
+
+/// Replaces the searchable text of one investigation.
+pub async fn index(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    investigation_id: i64,
+    text: &str,
+) -> StoreResult<()> {
+    let body = document(text);
+    match dialect {
+        Dialect::Sqlite => {
+            sqlx::query("DELETE FROM investigation_search WHERE rowid = $1")
+                .bind(investigation_id)
+                .execute(&mut *connection)
+                .await
+                .db()?;
+            sqlx::query("INSERT INTO investigation_search (rowid, body) VALUES ($1, $2)")
+                .bind(investigation_id)
+                .bind(body)
+                .execute(&mut *connection)
+                .await
+                .db()?;
+        }
+        Dialect::Postgres => {
+            sqlx::query(
+                "UPDATE investigations SET search_vector = to_tsvector('simple', $2) WHERE id = $1",
+            )
+            .bind(investigation_id)
+            .bind(body)
+            .execute(&mut *connection)
+            .await
+            .db()?;
+        }
+    }
+    Ok(())
+}
+
+/// The query text for one bound parameter, in the dialect's own syntax. Tokens hold only
+/// letters, digits and `_`, so quoting them cannot be escaped out of.
+pub fn match_expression(dialect: Dialect, phrases: &[Vec<String>]) -> String {
+    match dialect {
+        // FTS5: "a b" is a phrase (adjacent tokens); phrases separated by spaces are ANDed.
+        Dialect::Sqlite => phrases
+            .iter()
+            .map(|phrase| format!("\"{}\"", phrase.join(" ")))
+            .collect::<Vec<_>>()
+            .join(" "),
+        // to_tsquery: a <-> b is a phrase; & is AND.
+        Dialect::Postgres => phrases
+            .iter()
+            .map(|phrase| {
+                let quoted: Vec<String> = phrase.iter().map(|token| format!("'{token}'")).collect();
+                format!("({})", quoted.join(" <-> "))
+            })
+            .collect::<Vec<_>>()
+            .join(" & "),
+    }
+}
+
+/// The WHERE condition that keeps matching investigations (alias `i`); `$n` is the bound
+/// match expression.
+pub fn filter_condition(dialect: Dialect, parameter: usize) -> String {
+    match dialect {
+        Dialect::Sqlite => format!(
+            "i.id IN (SELECT rowid FROM investigation_search WHERE investigation_search MATCH ${parameter})"
+        ),
+        Dialect::Postgres => {
+            format!("i.search_vector @@ to_tsquery('simple', ${parameter})")
+        }
+    }
+}

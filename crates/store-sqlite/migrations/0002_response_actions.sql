@@ -1,0 +1,88 @@
+-- Response actions on SQLite: the trigger catalog, scripts with versions, trigger runs and
+-- script runs, and the operator's secrets for scripts. Append-only, like every migration.
+-- Times are INTEGER microseconds since the Unix epoch (UTC); JSON is TEXT; flags are 0/1.
+
+-- A copy of the built-in catalog (the server syncs it at start-up); uuids are stable.
+CREATE TABLE trigger_definitions (
+    uuid TEXT PRIMARY KEY,
+    fn_name TEXT NOT NULL UNIQUE,
+    display_name TEXT NOT NULL,
+    parent_uuid TEXT,
+    tree_labels TEXT NOT NULL,
+    display_index INTEGER NOT NULL,
+    is_archived INTEGER NOT NULL DEFAULT 0,
+    is_runnable INTEGER NOT NULL,
+    is_scriptable INTEGER NOT NULL,
+    trigger_arg_names TEXT NOT NULL,
+    script_var_names TEXT NOT NULL,
+    -- The catalog entry as JSON, so that a sync moves updated_at only when it changed.
+    definition TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE response_scripts (
+    id INTEGER PRIMARY KEY,
+    display_name TEXT NOT NULL,
+    trigger_uuid TEXT NOT NULL REFERENCES trigger_definitions(uuid),
+    is_enabled INTEGER NOT NULL DEFAULT 1,
+    is_archived INTEGER NOT NULL DEFAULT 0,
+    allow_network INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX response_scripts_by_trigger ON response_scripts (trigger_uuid, is_archived, is_enabled);
+
+CREATE TABLE response_script_versions (
+    id INTEGER PRIMARY KEY,
+    script_id INTEGER NOT NULL REFERENCES response_scripts(id),
+    v_num INTEGER NOT NULL,
+    code TEXT NOT NULL,
+    author_id INTEGER NOT NULL REFERENCES users(id),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (script_id, v_num)
+);
+
+CREATE TABLE trigger_runs (
+    id INTEGER PRIMARY KEY,
+    trigger_uuid TEXT NOT NULL REFERENCES trigger_definitions(uuid),
+    batch INTEGER,
+    trigger_args TEXT NOT NULL,
+    investigation_id INTEGER REFERENCES investigations(id),
+    entity TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX trigger_runs_by_investigation ON trigger_runs (investigation_id) WHERE investigation_id IS NOT NULL;
+
+CREATE TABLE script_runs (
+    id INTEGER PRIMARY KEY,
+    script_id INTEGER NOT NULL REFERENCES response_scripts(id),
+    script_version_id INTEGER NOT NULL REFERENCES response_script_versions(id),
+    trigger_run_id INTEGER NOT NULL REFERENCES trigger_runs(id),
+    status TEXT NOT NULL,
+    stdout TEXT,
+    stderr TEXT,
+    syserr TEXT,
+    isolation TEXT,
+    duration_ms INTEGER,
+    -- The process that runs it, and the time by which a live runner has ended it: a
+    -- running run whose runner is gone or whose deadline passed was interrupted.
+    runner TEXT NOT NULL,
+    deadline_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX script_runs_by_script ON script_runs (script_id, id);
+CREATE INDEX script_runs_by_version ON script_runs (script_version_id);
+CREATE INDEX script_runs_by_trigger_run ON script_runs (trigger_run_id);
+CREATE INDEX script_runs_running ON script_runs (deadline_at) WHERE status = 'running';
+
+-- Values for the `secrets` global of scripts. Never returned by the API.
+CREATE TABLE script_secrets (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);

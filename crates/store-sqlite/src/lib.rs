@@ -1,0 +1,144 @@
+//! The embedded default store: one SQLite file, in WAL mode with a busy timeout and foreign
+//! keys on, created on first start. This crate owns the SQLite migrations and connection
+//! set-up; the queries are shared with PostgreSQL in `sleuth-store-sql`.
+#![forbid(unsafe_code)]
+
+use std::time::Duration;
+
+use sleuth_store::{StoreError, StoreResult};
+use sleuth_store_sql::{Dialect, Migration, SqlStore, SqlStoreOptions};
+use sqlx::Executor;
+use sqlx::any::AnyPoolOptions;
+
+/// Append-only: a released migration is never edited; add a new one.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../migrations/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "response_actions",
+        sql: include_str!("../migrations/0002_response_actions.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "context",
+        sql: include_str!("../migrations/0003_context.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "notes",
+        sql: include_str!("../migrations/0004_notes.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "memory_events_audit",
+        sql: include_str!("../migrations/0005_memory_events_audit.sql"),
+    },
+];
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    pub max_connections: u32,
+    /// How long a writer waits for the lock before failing.
+    pub busy_timeout: Duration,
+    pub create_batch_max: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> SqliteOptions {
+        SqliteOptions {
+            max_connections: 8,
+            busy_timeout: Duration::from_secs(10),
+            create_batch_max: 512,
+        }
+    }
+}
+
+/// True for URLs this backend opens (`sqlite:` or `sqlite://`).
+pub fn handles(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+/// Opens (creating if needed) and migrates the database at `url`, then starts the store.
+pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
+    sqlx::any::install_default_drivers();
+    let url = with_create_mode(url)?;
+    let busy_timeout_ms = options.busy_timeout.as_millis();
+    let pool = AnyPoolOptions::new()
+        .max_connections(options.max_connections.max(2))
+        .acquire_timeout(Duration::from_secs(30))
+        .after_connect(move |connection, _| {
+            Box::pin(async move {
+                // WAL lets readers proceed while one writer commits; NORMAL syncs the WAL at
+                // checkpoints rather than every commit: a process crash loses nothing that
+                // was committed, which is the promise made when an alert is answered 200.
+                connection
+                    .execute(sqlx::AssertSqlSafe(format!(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {busy_timeout_ms}; \
+                         PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000;"
+                    )))
+                    .await?;
+                Ok(())
+            })
+        })
+        .connect(&url)
+        .await
+        .map_err(|error| StoreError::Unavailable(Box::new(error)))?;
+    sleuth_store_sql::migrate::apply(&pool, Dialect::Sqlite, MIGRATIONS, None).await?;
+    Ok(SqlStore::start(
+        pool,
+        Dialect::Sqlite,
+        SqlStoreOptions {
+            create_batch_max: options.create_batch_max,
+            migrations: MIGRATIONS,
+        },
+    ))
+}
+
+/// Adds `mode=rwc` so that the file is created on first start.
+fn with_create_mode(url: &str) -> StoreResult<String> {
+    let path_part = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .ok_or_else(|| StoreError::Rejected {
+            detail: format!("'{url}' is not a sqlite: URL"),
+        })?;
+    if path_part.is_empty() {
+        return Err(StoreError::Rejected {
+            detail: "the sqlite URL names no file; use sqlite://sleuth.db".into(),
+        });
+    }
+    if path_part.contains("mode=") {
+        return Ok(url.to_string());
+    }
+    let separator = if path_part.contains('?') { '&' } else { '?' };
+    Ok(format!("sqlite://{path_part}{separator}mode=rwc"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_gain_the_create_mode() {
+        assert_eq!(
+            with_create_mode("sqlite://sleuth.db").unwrap(),
+            "sqlite://sleuth.db?mode=rwc"
+        );
+        assert_eq!(
+            with_create_mode("sqlite:data/s.db").unwrap(),
+            "sqlite://data/s.db?mode=rwc"
+        );
+        assert_eq!(
+            with_create_mode("sqlite:///var/lib/sleuth.db").unwrap(),
+            "sqlite:///var/lib/sleuth.db?mode=rwc"
+        );
+        assert!(with_create_mode("sqlite://").is_err());
+        assert!(with_create_mode("postgres://x").is_err());
+    }
+}

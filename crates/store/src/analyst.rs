@@ -1,0 +1,90 @@
+//! The analyst's side in storage: notes on investigations, and the feedback an analyst
+//! gives on a concluded one (their outcome and priority, a note, remediations done, and
+//! the review status). A separate trait from [`crate::Store`] (which requires it), like
+//! [`crate::ResponseActionStore`]; its methods name intent, and no SQL lives here.
+//!
+//! Feedback is what later investigations learn from: `Store::history` hands an analyst's
+//! outcome to the engine as a prior verdict.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use sleuth_domain::{FeedbackStatus, Outcome, Priority, Timestamp};
+
+use crate::{InvestigationRecord, StoreResult, User};
+
+/// A note an analyst wrote on an investigation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteRecord {
+    pub id: i64,
+    pub investigation_id: i64,
+    pub text: String,
+    /// Who wrote it; only they (or an admin) may change or delete it.
+    pub author: User,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Changes to an investigation's feedback; `None` leaves a field as it is. The caller has
+/// validated every value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedbackChanges {
+    /// The analyst's outcome; from then on it is the feedback's outcome and what later
+    /// investigations see as the human verdict.
+    pub outcome: Option<Outcome>,
+    pub priority: Option<Priority>,
+    /// `Some(None)` clears the note.
+    pub outcome_note: Option<Option<String>>,
+    /// Replaces the whole object.
+    pub remediations_done: Option<Map<String, Value>>,
+    /// `reviewed` completes the review; `in_review` reopens it.
+    pub status: Option<FeedbackStatus>,
+}
+
+impl FeedbackChanges {
+    pub fn is_empty(&self) -> bool {
+        self == &FeedbackChanges::default()
+    }
+}
+
+/// An applied feedback change: the investigation as it is now, and the review status it
+/// had before (so the caller can tell a review that just completed).
+#[derive(Debug, Clone)]
+pub struct FeedbackApplied {
+    pub previous_status: FeedbackStatus,
+    pub investigation: InvestigationRecord,
+}
+
+#[async_trait]
+pub trait AnalystStore: Send + Sync {
+    // --- Notes ------------------------------------------------------------------------------
+
+    /// Adds a note; the investigation's free-text search then finds its words too.
+    /// `NotFound` when the investigation does not exist.
+    async fn create_note(
+        &self,
+        investigation_id: i64,
+        author_id: i64,
+        text: &str,
+        at: Timestamp,
+    ) -> StoreResult<NoteRecord>;
+    /// The notes of an investigation, oldest first. `NotFound` when the investigation
+    /// does not exist (an investigation without notes answers an empty list).
+    async fn list_notes(&self, investigation_id: i64) -> StoreResult<Vec<NoteRecord>>;
+    async fn get_note(&self, note_id: i64) -> StoreResult<NoteRecord>;
+    async fn update_note(&self, note_id: i64, text: &str, at: Timestamp)
+    -> StoreResult<NoteRecord>;
+    async fn delete_note(&self, note_id: i64) -> StoreResult<()>;
+
+    // --- Feedback ---------------------------------------------------------------------------
+
+    /// Applies an analyst's feedback and records who gave it and when (so the
+    /// `feedback_updated` list filter finds it). `NotFound` for an unknown investigation;
+    /// `Rejected` unless it concluded (status success): there is no verdict to correct.
+    async fn apply_feedback(
+        &self,
+        investigation_id: i64,
+        changes: &FeedbackChanges,
+        analyst_id: i64,
+        at: Timestamp,
+    ) -> StoreResult<FeedbackApplied>;
+}

@@ -1,0 +1,166 @@
+//! The storage boundary of Sleuth: one narrow trait whose methods name intent, the records
+//! they carry, and the errors they return. No SQL lives here; `sleuth-store-sqlite` and
+//! `sleuth-store-postgres` each implement the trait with their own SQL and migrations, and
+//! one contract suite (in `sleuth-test-support`) holds them to the same behaviour.
+#![forbid(unsafe_code)]
+
+mod analyst;
+mod audit;
+mod context_memory;
+mod error;
+mod identity;
+mod model;
+mod query;
+mod response_actions;
+mod system_events;
+
+use async_trait::async_trait;
+use sleuth_domain::{History, Timestamp};
+
+pub use analyst::*;
+pub use audit::*;
+pub use context_memory::*;
+pub use error::{StoreError, StoreResult};
+pub use identity::{alert_identity, canonical_hash};
+pub use model::*;
+pub use query::*;
+pub use response_actions::*;
+pub use system_events::*;
+
+/// Every alert belongs to a tenant union; alerts that name none join this one. Each
+/// backend's first migration creates it.
+pub const DEFAULT_TENANT_UNION_ID: i64 = 1;
+
+/// Which database a store speaks to; shown on `/readyz` and in logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// One page of investigations and the total that matched.
+#[derive(Debug, Clone)]
+pub struct InvestigationPage {
+    pub total: u64,
+    pub items: Vec<InvestigationRecord>,
+}
+
+/// Everything Sleuth keeps. Implementations are cheap to clone behind an `Arc` and safe to
+/// share between the HTTP handlers and the workers.
+#[async_trait]
+pub trait Store:
+    ResponseActionStore
+    + AnalystStore
+    + ContextMemoryStore
+    + SystemEventStore
+    + AuditStore
+    + Send
+    + Sync
+    + 'static
+{
+    fn backend(&self) -> Backend;
+
+    /// Notified whenever a job may have become ready, so idle workers need not poll fast.
+    fn job_wakeups(&self) -> std::sync::Arc<tokio::sync::Notify>;
+
+    /// Succeeds when the database answers and every migration this build knows is applied.
+    async fn check_ready(&self) -> StoreResult<()>;
+
+    // --- Users and API keys -------------------------------------------------------------
+
+    async fn count_users(&self) -> StoreResult<u64>;
+    /// Fails with `Conflict` when a user with this email exists.
+    async fn create_user(&self, user: &NewUser) -> StoreResult<User>;
+    /// Creates the first admin and its key only when there is no user at all, atomically,
+    /// so two processes starting at once cannot both create one. `None` when users exist.
+    async fn bootstrap_admin(&self, user: &NewUser, key: &NewApiKey) -> StoreResult<Option<User>>;
+    async fn get_user(&self, user_id: i64) -> StoreResult<User>;
+    async fn find_user_by_email(&self, email: &str) -> StoreResult<Option<User>>;
+    async fn list_users(&self) -> StoreResult<Vec<User>>;
+    /// `Rejected` when the change would leave no active admin (demoting or deactivating
+    /// the last one), so that someone can always manage users and keys.
+    async fn update_user(&self, user_id: i64, changes: &UserChanges) -> StoreResult<User>;
+
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<ApiKey>;
+    async fn list_api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+    /// Revoking twice is harmless: the first revocation time stays.
+    async fn revoke_api_key(&self, api_key_id: i64, at: Timestamp) -> StoreResult<ApiKey>;
+    /// The active user behind an unrevoked key with this hash, if any.
+    async fn authenticate(&self, hash: &KeyHash) -> StoreResult<Option<Principal>>;
+    async fn record_key_use(&self, api_key_id: i64, at: Timestamp) -> StoreResult<()>;
+
+    // --- Tenant unions --------------------------------------------------------------------
+
+    async fn create_tenant_union(&self, input: &TenantUnionInput) -> StoreResult<TenantUnion>;
+    async fn update_tenant_union(
+        &self,
+        tenant_union_id: i64,
+        input: &TenantUnionInput,
+    ) -> StoreResult<TenantUnion>;
+    async fn get_tenant_union(&self, tenant_union_id: i64) -> StoreResult<TenantUnion>;
+    async fn list_tenant_unions(&self) -> StoreResult<Vec<TenantUnion>>;
+
+    // --- The operator's context ------------------------------------------------------------
+
+    /// The context document kept through the API, if one was ever set.
+    async fn get_context_document(&self) -> StoreResult<Option<StoredContext>>;
+    /// Replaces the context document whole (the caller validated it).
+    async fn put_context_document(
+        &self,
+        document: &str,
+        updated_by: Option<i64>,
+        at: Timestamp,
+    ) -> StoreResult<StoredContext>;
+
+    // --- Investigations -------------------------------------------------------------------
+
+    /// Stores the alert, its investigation (`not_asked`) and its job in one transaction, or
+    /// answers the existing investigation of the same alert. With `force`, a new
+    /// investigation of the existing alert is made. Durable once it returns.
+    async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created>;
+    async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord>;
+    async fn list_investigations(
+        &self,
+        query: &InvestigationQuery,
+    ) -> StoreResult<InvestigationPage>;
+    /// Stops a queued or running investigation with CANCEL_MANUAL. `Rejected` when it
+    /// already finished.
+    async fn cancel_investigation(&self, investigation_id: i64, at: Timestamp) -> StoreResult<()>;
+
+    // --- The queue ------------------------------------------------------------------------
+
+    /// Leases up to `max` ready jobs to `worker`: their investigations become `loading`.
+    /// Jobs whose lease expired (their worker died) are ready again, and marked retried.
+    async fn claim_jobs(
+        &self,
+        worker: &str,
+        max: usize,
+        lease: chrono::Duration,
+        now: Timestamp,
+    ) -> StoreResult<Vec<ClaimedJob>>;
+    /// Everything a worker needs to run a claimed job, guards included.
+    async fn load_job(&self, job: &ClaimedJob, windows: GuardWindows) -> StoreResult<JobInput>;
+    /// The past that bears on an alert: related alerts, earlier verdicts, operator memory.
+    async fn history(&self, query: &HistoryQuery) -> StoreResult<History>;
+    /// Ends a job. `false` when the lease was lost (another worker took over, or the
+    /// investigation was canceled meanwhile): the result is then dropped.
+    async fn finish_job(
+        &self,
+        job: &ClaimedJob,
+        finish: &Finish,
+        at: Timestamp,
+    ) -> StoreResult<bool>;
+    /// Gives claimed jobs back to the queue untouched (graceful shutdown).
+    async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()>;
+    /// How many jobs are waiting or running; for metrics and tests that drain the queue.
+    async fn pending_jobs(&self) -> StoreResult<u64>;
+}

@@ -1,0 +1,61 @@
+//! System events in storage: one row per trigger firing (every trigger that fired, whether
+//! or not a script is tied to it), with the trigger's name, its arguments, the
+//! investigation it concerns and the time. Written where the firing happens; read by the
+//! system-events list.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use sleuth_domain::Timestamp;
+
+use crate::{StoreResult, TimeRange};
+
+/// One trigger that fired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSystemEvent {
+    /// The trigger's catalog name (`fn_name`), e.g. `investigation_completed`.
+    pub trigger_name: String,
+    pub trigger_args: Map<String, Value>,
+    pub investigation_id: Option<i64>,
+    /// What the firing acts on, as `type:value` (`investigation:42`, `user:r.patel`).
+    pub entity: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemEventRecord {
+    pub id: i64,
+    pub trigger_name: String,
+    pub trigger_args: Map<String, Value>,
+    pub investigation_id: Option<i64>,
+    pub entity: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// Which events to list, newest first. Every filter set must hold.
+#[derive(Debug, Clone, Default)]
+pub struct SystemEventQuery {
+    /// Any of these trigger names; empty means all.
+    pub trigger_names: Vec<String>,
+    pub time: TimeRange,
+    /// Every word must appear (case-insensitively) in the arguments.
+    pub search: Option<String>,
+    pub limit: u32,
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SystemEventPage {
+    pub total: u64,
+    pub items: Vec<SystemEventRecord>,
+}
+
+/// System events in storage.
+#[async_trait]
+pub trait SystemEventStore: Send + Sync {
+    /// Records the triggers of one firing, in one transaction.
+    async fn record_system_events(
+        &self,
+        events: &[NewSystemEvent],
+        at: Timestamp,
+    ) -> StoreResult<()>;
+    async fn list_system_events(&self, query: &SystemEventQuery) -> StoreResult<SystemEventPage>;
+}

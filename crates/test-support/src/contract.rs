@@ -1,0 +1,1321 @@
+//! The store contract: what every backend must do, written once. A backend's test binary
+//! runs it with `store_contract_tests!(an async expression opening a fresh store)`, which
+//! makes one `#[tokio::test]` per case, each on its own empty database.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use serde_json::json;
+use sleuth_domain::{Canceled, EntityKind, InvestigationStatus, Likeness, Outcome, Priority, Role};
+use sleuth_store::*;
+
+use crate::fixtures::{self, new_alert, parsed_alert, simple_alert, time};
+
+/// Generates one test per contract case. `$open` is an async expression evaluating to
+/// `Option<(Arc<dyn Store>, guard)>`; the guard (a temp dir, a database) lives for the test.
+/// `None` skips the case (a backend that is not available here said why, and is never
+/// `None` where it is required).
+#[macro_export]
+macro_rules! store_contract_tests {
+    ($open:expr) => {
+        $crate::store_contract_tests!(@cases $open;
+            users_are_created_found_and_unique,
+            api_keys_authenticate_until_revoked,
+            the_first_admin_is_bootstrapped_once,
+            tenant_unions_are_named_uniquely,
+            an_alert_is_stored_once_and_forcing_makes_a_new_investigation,
+            concurrent_identical_creates_make_one_investigation,
+            tenants_do_not_share_alert_identities,
+            a_claimed_job_runs_to_success,
+            a_job_whose_worker_died_is_retried,
+            a_stale_worker_cannot_overwrite,
+            released_jobs_go_back_to_the_queue,
+            canceling_stops_queued_work_and_refuses_finished_work,
+            stopped_jobs_record_why,
+            listing_defaults_to_success_newest_first,
+            listing_filters_by_every_parameter,
+            listing_sorts_totally_and_pages_without_gaps,
+            search_finds_words_and_treats_operators_as_data,
+            history_finds_shared_entities_and_prior_verdicts,
+            guards_count_bursts_and_find_the_first_of_a_story,
+            the_context_document_is_replaced_whole,
+        );
+    };
+    (@cases $open:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let Some((store, _guard)) = $open.await else {
+                    return;
+                };
+                $crate::contract::$case(store).await;
+            }
+        )+
+    };
+}
+
+pub async fn users_are_created_found_and_unique(store: Arc<dyn Store>) {
+    let user = store
+        .create_user(&fixtures::new_user("Ana@Example.com", Role::Member))
+        .await
+        .unwrap();
+    assert_eq!(user.email, "ana@example.com");
+    assert_eq!(user.role, Role::Member);
+    assert!(user.is_active);
+    let duplicate = store
+        .create_user(&fixtures::new_user("ana@example.com", Role::Admin))
+        .await;
+    assert!(
+        matches!(duplicate, Err(StoreError::Conflict { .. })),
+        "{duplicate:?}"
+    );
+    let found = store
+        .find_user_by_email("ANA@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.id, user.id);
+    assert!(
+        store
+            .find_user_by_email("nobody@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        store.get_user(user.id + 100).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let changed = store
+        .update_user(
+            user.id,
+            &UserChanges {
+                role: Some(Role::Admin),
+                ..UserChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.role, Role::Admin);
+    assert_eq!(changed.first_name, "Test", "fields without a change stay");
+    assert_eq!(store.list_users().await.unwrap().len(), 1);
+    assert_eq!(store.count_users().await.unwrap(), 1);
+}
+
+pub async fn api_keys_authenticate_until_revoked(store: Arc<dyn Store>) {
+    // A member: the last active admin cannot be deactivated (contract_analyst).
+    let user = store
+        .create_user(&fixtures::new_user("kim@example.com", Role::Member))
+        .await
+        .unwrap();
+    let key = store
+        .create_api_key(&fixtures::new_key(user.id, "secret-one"))
+        .await
+        .unwrap();
+    assert_eq!(key.user_email, "kim@example.com");
+    let principal = store
+        .authenticate(&KeyHash::of("secret-one"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(principal.user.id, user.id);
+    assert_eq!(principal.api_key_id, key.id);
+    assert!(
+        store
+            .authenticate(&KeyHash::of("secret-two"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    store.record_key_use(key.id, time(5)).await.unwrap();
+    let listed = store.list_api_keys().await.unwrap();
+    assert_eq!(listed[0].last_used_at, Some(time(5)));
+
+    let revoked = store.revoke_api_key(key.id, time(10)).await.unwrap();
+    assert_eq!(revoked.revoked_at, Some(time(10)));
+    assert!(
+        store
+            .authenticate(&KeyHash::of("secret-one"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let again = store.revoke_api_key(key.id, time(20)).await.unwrap();
+    assert_eq!(
+        again.revoked_at,
+        Some(time(10)),
+        "the first revocation time stays"
+    );
+
+    // A deactivated user's other keys stop working too.
+    store
+        .create_api_key(&fixtures::new_key(user.id, "secret-three"))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .authenticate(&KeyHash::of("secret-three"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    store
+        .update_user(
+            user.id,
+            &UserChanges {
+                is_active: Some(false),
+                ..UserChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        store
+            .authenticate(&KeyHash::of("secret-three"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        store.revoke_api_key(9999, time(0)).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub async fn the_first_admin_is_bootstrapped_once(store: Arc<dyn Store>) {
+    let admin = fixtures::new_user("admin@example.com", Role::Admin);
+    let first = store
+        .bootstrap_admin(&admin, &fixtures::new_key(0, "boot-key"))
+        .await
+        .unwrap();
+    let first = first.expect("an empty database gets its admin");
+    assert_eq!(first.role, Role::Admin);
+    let principal = store
+        .authenticate(&KeyHash::of("boot-key"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(principal.user.id, first.id);
+    let other = fixtures::new_user("second@example.com", Role::Admin);
+    let second = store
+        .bootstrap_admin(&other, &fixtures::new_key(0, "other-key"))
+        .await
+        .unwrap();
+    assert!(second.is_none(), "users exist: nothing is created");
+    assert_eq!(store.count_users().await.unwrap(), 1);
+    assert!(
+        store
+            .authenticate(&KeyHash::of("other-key"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+fn tenant_input(name: &str, modified_by: Option<i64>) -> TenantUnionInput {
+    let lookup_dict = json!({"tenant_ids": ["t-1"]})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    TenantUnionInput {
+        display_name: name.into(),
+        lookup_dict,
+        modified_by,
+    }
+}
+
+pub async fn tenant_unions_are_named_uniquely(store: Arc<dyn Store>) {
+    let user = store
+        .create_user(&fixtures::new_user("ops@example.com", Role::Admin))
+        .await
+        .unwrap();
+    let union = store
+        .create_tenant_union(&tenant_input("Acme", Some(user.id)))
+        .await
+        .unwrap();
+    assert_eq!(union.display_name, "Acme");
+    assert_eq!(union.lookup_dict["tenant_ids"], json!(["t-1"]));
+    assert_eq!(
+        union.last_modified_by.as_ref().map(|user| user.id),
+        Some(user.id)
+    );
+    let duplicate = store.create_tenant_union(&tenant_input("Acme", None)).await;
+    assert!(
+        matches!(duplicate, Err(StoreError::Conflict { .. })),
+        "{duplicate:?}"
+    );
+    let renamed = store
+        .update_tenant_union(union.id, &tenant_input("Acme EU", None))
+        .await
+        .unwrap();
+    assert_eq!(renamed.display_name, "Acme EU");
+    assert!(renamed.last_modified_by.is_none());
+    assert_eq!(
+        store.get_tenant_union(union.id).await.unwrap().display_name,
+        "Acme EU"
+    );
+    let names: Vec<String> = store
+        .list_tenant_unions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|union| union.display_name)
+        .collect();
+    assert_eq!(
+        names,
+        vec!["Default".to_string(), "Acme EU".to_string()],
+        "the default union always exists"
+    );
+    let missing = store
+        .update_tenant_union(union.id + 1, &tenant_input("X", None))
+        .await;
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })));
+}
+
+pub async fn an_alert_is_stored_once_and_forcing_makes_a_new_investigation(store: Arc<dyn Store>) {
+    let raw = json!({"title": "Mimikatz on WKS-1", "z": 1, "a": [1, 2]});
+    let parsed = parsed_alert(
+        "Mimikatz on WKS-1",
+        "EDR",
+        0,
+        &[(EntityKind::Host, "wks-1")],
+    );
+    let alert = new_alert(parsed, raw.clone(), None);
+    let first = store
+        .create_investigation(alert.clone(), false)
+        .await
+        .unwrap();
+    let Created::New(first_id) = first else {
+        panic!("first create must be new: {first:?}")
+    };
+
+    let record = store.get_investigation(first_id).await.unwrap();
+    assert_eq!(record.status, InvestigationStatus::NotAsked);
+    assert_eq!(
+        record.alert.raw_alert_content,
+        raw.to_string(),
+        "raw content kept exactly"
+    );
+    assert_eq!(record.alert.parsed.title, "Mimikatz on WKS-1");
+    assert_eq!(record.alert.parsed.entities.len(), 1);
+    assert!(record.result.is_none() && record.outcome.is_none() && !record.is_retried);
+    assert_eq!(record.feedback.id, first_id);
+    assert_eq!(
+        record.feedback.status,
+        sleuth_domain::FeedbackStatus::InReview
+    );
+
+    let again = store
+        .create_investigation(alert.clone(), false)
+        .await
+        .unwrap();
+    assert_eq!(again, Created::Existing(first_id));
+    let forced = store
+        .create_investigation(alert.clone(), true)
+        .await
+        .unwrap();
+    let Created::New(forced_id) = forced else {
+        panic!("forced create must be new")
+    };
+    assert_ne!(forced_id, first_id);
+    let forced_record = store.get_investigation(forced_id).await.unwrap();
+    assert_eq!(
+        forced_record.alert.id, record.alert.id,
+        "the same alert, investigated again"
+    );
+    // After a forced reinvestigation, the same alert answers the newest investigation.
+    assert_eq!(
+        store.create_investigation(alert, false).await.unwrap(),
+        Created::Existing(forced_id)
+    );
+    assert!(matches!(
+        store.get_investigation(forced_id + 50).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(store.pending_jobs().await.unwrap(), 2);
+}
+
+pub async fn concurrent_identical_creates_make_one_investigation(store: Arc<dyn Store>) {
+    let alert = simple_alert("same alert fifty times", 0);
+    let creates = (0..50).map(|_| {
+        let store = store.clone();
+        let alert = alert.clone();
+        tokio::spawn(async move { store.create_investigation(alert, false).await })
+    });
+    let results = futures_util::future::join_all(creates).await;
+    let ids: std::collections::BTreeSet<i64> = results
+        .into_iter()
+        .map(|joined| joined.unwrap().unwrap().investigation_id())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        1,
+        "fifty identical creates answer one id: {ids:?}"
+    );
+    assert_eq!(store.pending_jobs().await.unwrap(), 1);
+}
+
+pub async fn tenants_do_not_share_alert_identities(store: Arc<dyn Store>) {
+    let acme = store
+        .create_tenant_union(&tenant_input("Acme", None))
+        .await
+        .unwrap();
+    let globex = store
+        .create_tenant_union(&tenant_input("Globex", None))
+        .await
+        .unwrap();
+    let parsed = parsed_alert("same content", "EDR", 0, &[]);
+    let raw = json!({"title": "same content"});
+    let for_acme =
+        store.create_investigation(new_alert(parsed.clone(), raw.clone(), Some(acme.id)), false);
+    let for_acme = for_acme.await.unwrap();
+    let for_globex = store.create_investigation(new_alert(parsed, raw, Some(globex.id)), false);
+    let for_globex = for_globex.await.unwrap();
+    assert!(matches!(for_acme, Created::New(_)) && matches!(for_globex, Created::New(_)));
+    let record = store
+        .get_investigation(for_globex.investigation_id())
+        .await
+        .unwrap();
+    assert_eq!(record.alert.tenant_union.display_name, "Globex");
+    let acme_record = store
+        .get_investigation(for_acme.investigation_id())
+        .await
+        .unwrap();
+    assert_eq!(acme_record.alert.tenant_union.display_name, "Acme");
+}
+
+fn lease() -> Duration {
+    Duration::seconds(60)
+}
+
+pub async fn a_claimed_job_runs_to_success(store: Arc<dyn Store>) {
+    let id = store
+        .create_investigation(simple_alert("to conclude", 0), false)
+        .await
+        .unwrap();
+    let id = id.investigation_id();
+    let jobs = store
+        .claim_jobs("worker-a", 10, lease(), time(1))
+        .await
+        .unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!((jobs[0].investigation_id, jobs[0].attempt), (id, 1));
+    assert!(
+        store
+            .claim_jobs("worker-b", 10, lease(), time(1))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let running = store.get_investigation(id).await.unwrap();
+    assert_eq!(running.status, InvestigationStatus::Loading);
+    assert_eq!(running.start_time, Some(time(1)));
+
+    let mut result = fixtures::result(
+        Outcome::BreachedConfirmed,
+        Priority::Urgent,
+        "Mimikatz ran.",
+    );
+    result
+        .insight_tags
+        .insert("credential_theft".into(), json!(true));
+    let finish = Finish::Completed {
+        result: Box::new(result.clone()),
+        ignored_for: None,
+    };
+    assert!(store.finish_job(&jobs[0], &finish, time(2)).await.unwrap());
+    let done = store.get_investigation(id).await.unwrap();
+    assert_eq!(done.status, InvestigationStatus::Success);
+    assert_eq!(done.generated_time, Some(time(2)));
+    assert_eq!(done.outcome, Some(Outcome::BreachedConfirmed));
+    assert_eq!(done.priority, Some(Priority::Urgent));
+    assert_eq!(done.result.as_ref(), Some(&result));
+    assert_eq!(
+        done.feedback.outcome,
+        Some(Outcome::BreachedConfirmed),
+        "feedback mirrors Sleuth until an analyst speaks"
+    );
+    assert_eq!(store.pending_jobs().await.unwrap(), 0);
+    // Finishing twice is refused: the job is gone.
+    assert!(!store.finish_job(&jobs[0], &finish, time(3)).await.unwrap());
+}
+
+pub async fn a_job_whose_worker_died_is_retried(store: Arc<dyn Store>) {
+    let id = store
+        .create_investigation(simple_alert("crashy", 0), false)
+        .await
+        .unwrap();
+    let first = store
+        .claim_jobs("dead-worker", 1, lease(), time(1))
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 1);
+    // Before the lease ends nobody else gets it; after, another worker does.
+    assert!(
+        store
+            .claim_jobs("live-worker", 1, lease(), time(1) + Duration::seconds(30))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let second = store
+        .claim_jobs("live-worker", 1, lease(), time(3))
+        .await
+        .unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].attempt, 2);
+    let record = store
+        .get_investigation(id.investigation_id())
+        .await
+        .unwrap();
+    assert!(record.is_retried);
+    assert_eq!(record.status, InvestigationStatus::Loading);
+    assert_eq!(
+        record.start_time,
+        Some(time(1)),
+        "start_time is the first start"
+    );
+}
+
+pub async fn a_stale_worker_cannot_overwrite(store: Arc<dyn Store>) {
+    store
+        .create_investigation(simple_alert("contested", 0), false)
+        .await
+        .unwrap();
+    let stale = store
+        .claim_jobs("slow", 1, lease(), time(1))
+        .await
+        .unwrap()
+        .remove(0);
+    let fresh = store
+        .claim_jobs("fast", 1, lease(), time(3))
+        .await
+        .unwrap()
+        .remove(0);
+    let fresh_result = fixtures::result(Outcome::FalseAlert, Priority::Informational, "fresh");
+    let stale_result = fixtures::result(Outcome::BreachedConfirmed, Priority::Urgent, "stale");
+    let fresh_finish = Finish::Completed {
+        result: Box::new(fresh_result),
+        ignored_for: None,
+    };
+    let stale_finish = Finish::Completed {
+        result: Box::new(stale_result),
+        ignored_for: None,
+    };
+    assert!(
+        store
+            .finish_job(&fresh, &fresh_finish, time(4))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .finish_job(&stale, &stale_finish, time(5))
+            .await
+            .unwrap()
+    );
+    let record = store
+        .get_investigation(fresh.investigation_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        record.result.map(|result| result.conclusion).as_deref(),
+        Some("fresh")
+    );
+}
+
+pub async fn released_jobs_go_back_to_the_queue(store: Arc<dyn Store>) {
+    let id = store
+        .create_investigation(simple_alert("released", 0), false)
+        .await
+        .unwrap();
+    let jobs = store
+        .claim_jobs("stopping", 5, lease(), time(1))
+        .await
+        .unwrap();
+    store.release_jobs(&jobs).await.unwrap();
+    let record = store
+        .get_investigation(id.investigation_id())
+        .await
+        .unwrap();
+    assert_eq!(record.status, InvestigationStatus::NotAsked);
+    let again = store.claim_jobs("next", 5, lease(), time(1)).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].attempt, 1, "a release is not a failed attempt");
+}
+
+pub async fn canceling_stops_queued_work_and_refuses_finished_work(store: Arc<dyn Store>) {
+    let queued = store
+        .create_investigation(simple_alert("queued", 0), false)
+        .await
+        .unwrap();
+    let running = store
+        .create_investigation(simple_alert("running", 1), false)
+        .await
+        .unwrap();
+    let jobs = store.claim_jobs("w", 1, lease(), time(2)).await.unwrap();
+    assert_eq!(jobs[0].investigation_id, queued.investigation_id());
+    store
+        .cancel_investigation(queued.investigation_id(), time(3))
+        .await
+        .unwrap();
+    store
+        .cancel_investigation(running.investigation_id(), time(3))
+        .await
+        .unwrap();
+    let record = store
+        .get_investigation(queued.investigation_id())
+        .await
+        .unwrap();
+    assert_eq!(record.status, InvestigationStatus::Error);
+    assert_eq!(record.canceled, Some(Canceled::Manual));
+    assert!(record.error_msg.is_some());
+    let finish = Finish::Completed {
+        result: Box::new(fixtures::result(
+            Outcome::FalseAlert,
+            Priority::Informational,
+            "late",
+        )),
+        ignored_for: None,
+    };
+    assert!(
+        !store.finish_job(&jobs[0], &finish, time(4)).await.unwrap(),
+        "a canceled job's result is dropped"
+    );
+    assert_eq!(store.pending_jobs().await.unwrap(), 0);
+    let again = store
+        .cancel_investigation(queued.investigation_id(), time(5))
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::Rejected { .. })),
+        "{again:?}"
+    );
+    let missing = store.cancel_investigation(99_999, time(5)).await;
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })));
+}
+
+pub async fn stopped_jobs_record_why(store: Arc<dyn Store>) {
+    store
+        .create_investigation(simple_alert("burst", 0), false)
+        .await
+        .unwrap();
+    let job = store
+        .claim_jobs("w", 1, lease(), time(1))
+        .await
+        .unwrap()
+        .remove(0);
+    let finish = Finish::Stopped {
+        canceled: Some(Canceled::Threshold),
+        error_msg: "too many alerts from EDR".into(),
+    };
+    assert!(store.finish_job(&job, &finish, time(2)).await.unwrap());
+    let record = store.get_investigation(job.investigation_id).await.unwrap();
+    assert_eq!(record.status, InvestigationStatus::Error);
+    assert_eq!(record.canceled, Some(Canceled::Threshold));
+    assert_eq!(
+        record.error_msg.as_deref(),
+        Some("too many alerts from EDR")
+    );
+}
+
+/// Creates and concludes an investigation; returns its id.
+async fn concluded(
+    store: &Arc<dyn Store>,
+    alert: NewAlert,
+    outcome: Outcome,
+    priority: Priority,
+    at_minute: i64,
+) -> i64 {
+    let id = store
+        .create_investigation(alert, false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let jobs = store
+        .claim_jobs("w", 1000, lease(), time(at_minute))
+        .await
+        .unwrap();
+    let job = jobs
+        .into_iter()
+        .find(|job| job.investigation_id == id)
+        .expect("the new job");
+    let mut result = fixtures::result(outcome, priority, &format!("conclusion of {id}"));
+    result
+        .insight_tags
+        .insert(format!("tag_{}", outcome.as_str().to_lowercase()), json!(1));
+    let finish = Finish::Completed {
+        result: Box::new(result),
+        ignored_for: None,
+    };
+    assert!(
+        store
+            .finish_job(&job, &finish, time(at_minute))
+            .await
+            .unwrap()
+    );
+    id
+}
+
+fn query() -> InvestigationQuery {
+    InvestigationQuery {
+        limit: 100,
+        ..InvestigationQuery::default()
+    }
+}
+
+async fn ids(store: &Arc<dyn Store>, query: &InvestigationQuery) -> Vec<i64> {
+    store
+        .list_investigations(query)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|item| item.id)
+        .collect()
+}
+
+pub async fn listing_defaults_to_success_newest_first(store: Arc<dyn Store>) {
+    let older = concluded(
+        &store,
+        simple_alert("older", 0),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        10,
+    )
+    .await;
+    let newer = concluded(
+        &store,
+        simple_alert("newer", 5),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        10,
+    )
+    .await;
+    let queued = store
+        .create_investigation(simple_alert("queued", 9), false)
+        .await
+        .unwrap();
+    let default = store
+        .get_investigation(queued.investigation_id())
+        .await
+        .unwrap();
+    assert_eq!(
+        default.alert.tenant_union.id, DEFAULT_TENANT_UNION_ID,
+        "alerts naming no union join the default one"
+    );
+    let page = store.list_investigations(&query()).await.unwrap();
+    assert_eq!(page.total, 2);
+    assert_eq!(
+        page.items.iter().map(|item| item.id).collect::<Vec<_>>(),
+        vec![newer, older]
+    );
+    let queued_only = InvestigationQuery {
+        states: vec![InvestigationStatus::NotAsked],
+        ..query()
+    };
+    assert_eq!(
+        ids(&store, &queued_only).await,
+        vec![queued.investigation_id()]
+    );
+    let all = InvestigationQuery {
+        states: InvestigationStatus::ALL.to_vec(),
+        ..query()
+    };
+    assert_eq!(store.list_investigations(&all).await.unwrap().total, 3);
+}
+
+pub async fn listing_filters_by_every_parameter(store: Arc<dyn Store>) {
+    let acme = store
+        .create_tenant_union(&tenant_input("Acme", None))
+        .await
+        .unwrap();
+    let mut edr_parsed = parsed_alert("Mimikatz", "EDR", 0, &[(EntityKind::Host, "wks-1")]);
+    edr_parsed.tenant_id = Some("tenant-7".into());
+    edr_parsed.tenant_label = Some("Seven".into());
+    let edr = concluded(
+        &store,
+        new_alert(edr_parsed, json!({"n": 1}), Some(acme.id)),
+        Outcome::BreachedConfirmed,
+        Priority::Urgent,
+        30,
+    )
+    .await;
+    let idp = concluded(
+        &store,
+        new_alert(
+            parsed_alert("Impossible travel", "IdP", 10, &[]),
+            json!({"n": 2}),
+            None,
+        ),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        40,
+    )
+    .await;
+    let queued = store
+        .create_investigation(simple_alert("still queued", 20), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    store
+        .create_investigation(simple_alert("to cancel", 21), false)
+        .await
+        .unwrap();
+    let canceled = ids(
+        &store,
+        &InvestigationQuery {
+            states: vec![InvestigationStatus::NotAsked],
+            ..query()
+        },
+    )
+    .await;
+    let canceled = *canceled.iter().find(|id| **id != queued).unwrap();
+    store
+        .cancel_investigation(canceled, time(50))
+        .await
+        .unwrap();
+
+    let check = |expected: Vec<i64>, query: InvestigationQuery| {
+        let store = store.clone();
+        async move { assert_eq!(ids(&store, &query).await, expected, "{query:?}") }
+    };
+    let range = |from: i64, until: i64| TimeRange {
+        from: Some(time(from)),
+        until: Some(time(until)),
+    };
+    check(
+        vec![edr],
+        InvestigationQuery {
+            alert_create: range(-1, 5),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp],
+        InvestigationQuery {
+            alert_start: range(5, 15),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp],
+        InvestigationQuery {
+            investigation_complete: range(35, 45),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp, edr],
+        InvestigationQuery {
+            feedback_updated: range(0, 100),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![],
+        InvestigationQuery {
+            feedback_updated: range(100, 200),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![edr],
+        InvestigationQuery {
+            alert_tenants: vec!["Acme".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![edr],
+        InvestigationQuery {
+            alert_tenants: vec!["Seven".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![],
+        InvestigationQuery {
+            alert_tenants: vec!["Nobody".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp],
+        InvestigationQuery {
+            alert_types: vec!["IdP:Impossible travel".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp, edr],
+        InvestigationQuery {
+            direct_source_labels: vec!["EDR".into(), "IdP".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![edr],
+        InvestigationQuery {
+            insight_tag_names: vec!["tag_completed_breached_confirmed".into()],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![edr],
+        InvestigationQuery {
+            priorities: vec![Some(Priority::Urgent)],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![idp, edr],
+        InvestigationQuery {
+            priorities: vec![Some(Priority::Urgent), Some(Priority::Informational)],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![queued],
+        InvestigationQuery {
+            priorities: vec![None],
+            states: vec![InvestigationStatus::NotAsked],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![canceled],
+        InvestigationQuery {
+            stopped_reasons: vec![StopReason::Canceled(Canceled::Manual)],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![],
+        InvestigationQuery {
+            stopped_reasons: vec![StopReason::Canceled(Canceled::Threshold), StopReason::Error],
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![edr],
+        InvestigationQuery {
+            tenant_id: Some("tenant-7".into()),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![],
+        InvestigationQuery {
+            tenant_integration_key: Some("splunk-1".into()),
+            ..query()
+        },
+    )
+    .await;
+    check(
+        vec![canceled, queued],
+        InvestigationQuery {
+            states: vec![InvestigationStatus::NotAsked, InvestigationStatus::Error],
+            ..query()
+        },
+    )
+    .await;
+}
+
+pub async fn listing_sorts_totally_and_pages_without_gaps(store: Arc<dyn Store>) {
+    // Twenty-five investigations, many sharing a create time, so ties must break by id.
+    let mut created = Vec::new();
+    for index in 0..25 {
+        let priority = [Priority::Informational, Priority::Notable, Priority::Urgent][index % 3];
+        let alert = simple_alert(&format!("alert {index}"), (index / 4) as i64);
+        created.push(
+            concluded(
+                &store,
+                alert,
+                Outcome::BreachedSuspicious,
+                priority,
+                100 - index as i64,
+            )
+            .await,
+        );
+    }
+    for sort in [
+        SortKey::AlertCreate,
+        SortKey::AlertStart,
+        SortKey::InvestigationCreate,
+        SortKey::InvestigationComplete,
+        SortKey::InvestigationUpdate,
+        SortKey::Priority,
+    ] {
+        for direction in [SortDirection::Ascending, SortDirection::Descending] {
+            let full = ids(
+                &store,
+                &InvestigationQuery {
+                    sort,
+                    direction,
+                    limit: 1000,
+                    ..query()
+                },
+            )
+            .await;
+            assert_eq!(full.len(), 25);
+            let mut walked = Vec::new();
+            let mut offset = 0;
+            loop {
+                let page_query = InvestigationQuery {
+                    sort,
+                    direction,
+                    limit: 4,
+                    offset,
+                    ..query()
+                };
+                let page = store.list_investigations(&page_query).await.unwrap();
+                assert_eq!(page.total, 25);
+                if page.items.is_empty() {
+                    break;
+                }
+                walked.extend(page.items.iter().map(|item| item.id));
+                offset += 4;
+            }
+            assert_eq!(
+                walked, full,
+                "paging {sort:?} {direction:?} sees each item once, in order"
+            );
+            let mut reversed = ids(
+                &store,
+                &InvestigationQuery {
+                    sort,
+                    direction: match direction {
+                        SortDirection::Ascending => SortDirection::Descending,
+                        SortDirection::Descending => SortDirection::Ascending,
+                    },
+                    limit: 1000,
+                    ..query()
+                },
+            )
+            .await;
+            reversed.reverse();
+            assert_eq!(
+                reversed, full,
+                "{sort:?}: the opposite direction is the exact reverse"
+            );
+        }
+    }
+    let by_priority = store
+        .list_investigations(&InvestigationQuery {
+            sort: SortKey::Priority,
+            limit: 1000,
+            ..query()
+        })
+        .await
+        .unwrap();
+    let ranks: Vec<Option<Priority>> = by_priority.items.iter().map(|item| item.priority).collect();
+    assert!(
+        ranks.windows(2).all(|pair| pair[0] >= pair[1]),
+        "urgent first: {ranks:?}"
+    );
+}
+
+pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {
+    let mimikatz = concluded(
+        &store,
+        new_alert(
+            parsed_alert(
+                "Mimikatz dumped LSASS on WKS-0231",
+                "EDR",
+                0,
+                &[
+                    (EntityKind::Ip, "203.0.113.5"),
+                    (EntityKind::Email, "r.patel@example.com"),
+                ],
+            ),
+            json!({"a": 1}),
+            None,
+        ),
+        Outcome::BreachedConfirmed,
+        Priority::Urgent,
+        1,
+    )
+    .await;
+    let zurich = concluded(
+        &store,
+        new_alert(
+            parsed_alert("Sign-in from Zürich by Ünïcödé user 東京", "IdP", 1, &[]),
+            json!({"a": 2}),
+            None,
+        ),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        2,
+    )
+    .await;
+    let search = |text: &str| InvestigationQuery {
+        search: Some(text.into()),
+        ..query()
+    };
+    assert_eq!(ids(&store, &search("mimikatz")).await, vec![mimikatz]);
+    assert_eq!(ids(&store, &search("MIMIKATZ lsass")).await, vec![mimikatz]);
+    assert_eq!(
+        ids(&store, &search("mimikatz zürich")).await,
+        Vec::<i64>::new(),
+        "every word must match"
+    );
+    assert_eq!(ids(&store, &search("203.0.113.5")).await, vec![mimikatz]);
+    assert_eq!(ids(&store, &search("r.patel")).await, vec![mimikatz]);
+    assert_eq!(ids(&store, &search("wks-0231")).await, vec![mimikatz]);
+    assert_eq!(ids(&store, &search("zürich")).await, vec![zurich]);
+    assert_eq!(ids(&store, &search("東京")).await, vec![zurich]);
+    assert_eq!(
+        ids(&store, &search(&format!("conclusion of {zurich}"))).await,
+        vec![zurich],
+        "conclusions are searchable"
+    );
+    for hostile in [
+        "' OR 1=1 --",
+        "\" OR \"\"=\"",
+        "mimikatz\" OR \"x",
+        "*",
+        "NEAR(a b)",
+        "a AND OR NOT",
+        "'; DROP TABLE investigations; --",
+        "\\",
+        "%_",
+        "(((",
+        "col:value",
+        "^start",
+    ] {
+        let page = store.list_investigations(&search(hostile)).await;
+        assert!(page.is_ok(), "search {hostile:?} must not fail: {page:?}");
+    }
+    assert_eq!(
+        ids(&store, &search("mimikatz\" OR \"x")).await,
+        Vec::<i64>::new(),
+        "quotes are data, not syntax"
+    );
+    assert_eq!(
+        store.list_investigations(&query()).await.unwrap().total,
+        2,
+        "nothing was dropped"
+    );
+    assert_eq!(
+        ids(&store, &search("***")).await.len(),
+        2,
+        "a query with no words filters nothing"
+    );
+}
+
+pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Store>) {
+    let host = (EntityKind::Host, "wks-9");
+    let first = concluded(
+        &store,
+        new_alert(
+            parsed_alert(
+                "Suspicious PowerShell",
+                "EDR",
+                0,
+                &[host, (EntityKind::User, "bob")],
+            ),
+            json!({"n": 1}),
+            None,
+        ),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        1,
+    )
+    .await;
+    let other_detection = concluded(
+        &store,
+        new_alert(
+            parsed_alert("Beacon", "NDR", 2, &[host]),
+            json!({"n": 2}),
+            None,
+        ),
+        Outcome::BreachedSuspicious,
+        Priority::Notable,
+        3,
+    )
+    .await;
+    let same_detection_elsewhere = concluded(
+        &store,
+        new_alert(
+            parsed_alert(
+                "Suspicious PowerShell",
+                "EDR",
+                4,
+                &[(EntityKind::Host, "wks-77")],
+            ),
+            json!({"n": 3}),
+            None,
+        ),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        5,
+    )
+    .await;
+    let unrelated = concluded(
+        &store,
+        new_alert(parsed_alert("Other", "Mail", 5, &[]), json!({"n": 4}), None),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        6,
+    )
+    .await;
+    let new_id = store
+        .create_investigation(
+            new_alert(
+                parsed_alert("Suspicious PowerShell", "EDR", 10, &[host]),
+                json!({"n": 5}),
+                None,
+            ),
+            false,
+        )
+        .await
+        .unwrap()
+        .investigation_id();
+    let record = store.get_investigation(new_id).await.unwrap();
+    let history = store
+        .history(&HistoryQuery {
+            alert_id: record.alert.id,
+            investigation_id: new_id,
+            entities: record.alert.parsed.entities.clone(),
+            alert_type: record.alert.parsed.alert_type.clone(),
+            direct_source_label: "EDR".into(),
+            since: time(-60),
+            limit: 50,
+            tenant_union_id: record.alert.tenant_union.id,
+            tenant_id: None,
+        })
+        .await
+        .unwrap();
+    let related: Vec<i64> = history
+        .related_alerts
+        .iter()
+        .map(|alert| alert.investigation_id)
+        .collect();
+    assert!(
+        related.contains(&first) && related.contains(&other_detection),
+        "{related:?}"
+    );
+    assert!(!related.contains(&unrelated) && !related.contains(&same_detection_elsewhere));
+    let likeness = |id: i64| {
+        history
+            .prior_verdicts
+            .iter()
+            .find(|verdict| verdict.investigation_id == id)
+            .map(|verdict| verdict.likeness)
+    };
+    assert_eq!(likeness(first), Some(Likeness::SameDetectionSameEntities));
+    assert_eq!(likeness(other_detection), Some(Likeness::SharedEntities));
+    assert_eq!(
+        likeness(same_detection_elsewhere),
+        Some(Likeness::SameDetection)
+    );
+    assert_eq!(likeness(unrelated), None);
+    assert!(
+        history
+            .prior_verdicts
+            .iter()
+            .all(|verdict| verdict.analyst_outcome.is_none()),
+        "no analyst has spoken"
+    );
+    let shared = &history
+        .related_alerts
+        .iter()
+        .find(|alert| alert.investigation_id == first)
+        .unwrap()
+        .shared_entities;
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0].value, "wks-9");
+}
+
+pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn Store>) {
+    let windows = GuardWindows {
+        burst_window: Duration::minutes(10),
+        coalesce_window: Duration::minutes(30),
+    };
+    let mut story_ids = Vec::new();
+    for minute in 0..4 {
+        let mut parsed = parsed_alert(&format!("scan {minute}"), "IDS", minute, &[]);
+        parsed.coalesce_key = Some("ids:scan:203.0.113.9".into());
+        let id = store
+            .create_investigation(new_alert(parsed, json!({"m": minute}), None), false)
+            .await
+            .unwrap();
+        story_ids.push(id.investigation_id());
+    }
+    let jobs = store.claim_jobs("w", 10, lease(), time(5)).await.unwrap();
+    assert_eq!(jobs.len(), 4);
+    let first = store.load_job(&jobs[0], windows).await.unwrap();
+    assert_eq!(
+        first.coalesce_first, None,
+        "the first of the story has no earlier one"
+    );
+    assert_eq!(first.burst_count, 1);
+    let fourth = store.load_job(&jobs[3], windows).await.unwrap();
+    assert_eq!(fourth.coalesce_first, Some(story_ids[0]));
+    assert_eq!(fourth.burst_count, 4);
+    // An IGNORED conclusion points at the first.
+    let mut result = fixtures::result(
+        Outcome::Ignored,
+        Priority::Informational,
+        "part of an earlier story",
+    );
+    result.outcome = Outcome::Ignored;
+    let finish = Finish::Completed {
+        result: Box::new(result),
+        ignored_for: Some(story_ids[0]),
+    };
+    assert!(store.finish_job(&jobs[3], &finish, time(6)).await.unwrap());
+    let ignored = store.get_investigation(story_ids[3]).await.unwrap();
+    assert_eq!(ignored.ignored_for, Some(story_ids[0]));
+    assert_eq!(ignored.outcome, Some(Outcome::Ignored));
+}
+
+pub async fn the_context_document_is_replaced_whole(store: Arc<dyn Store>) {
+    assert_eq!(store.get_context_document().await.unwrap(), None);
+    let admin = store
+        .create_user(&fixtures::new_user(
+            "context-admin@example.com",
+            Role::Admin,
+        ))
+        .await
+        .unwrap();
+    let first = store
+        .put_context_document(
+            "[organization]\nname = \"First\"\n",
+            Some(admin.id),
+            fixtures::time(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.get_context_document().await.unwrap(), Some(first));
+    let second = store
+        .put_context_document(
+            "[organization]\nname = \"Second\"\n",
+            None,
+            fixtures::time(2),
+        )
+        .await
+        .unwrap();
+    let stored = store.get_context_document().await.unwrap().unwrap();
+    assert_eq!(stored, second);
+    assert!(stored.document.contains("Second"));
+    assert_eq!(stored.updated_by, None);
+}

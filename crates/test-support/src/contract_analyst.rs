@@ -1,0 +1,458 @@
+//! The store contract for the analyst's side (`AnalystStore`): notes, their place in the
+//! free-text search, feedback on concluded investigations and what history makes of it;
+//! and the user rule that goes with administering people over the API (there is always
+//! an active admin). A backend's contract binary runs it with
+//! `analyst_contract_tests!(an async expression opening a fresh store)`.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use sleuth_domain::{
+    EntityKind, FeedbackStatus, InvestigationStatus, Outcome, Priority, Role, Timestamp,
+};
+use sleuth_store::*;
+
+use crate::fixtures::{self, new_alert, parsed_alert, simple_alert, time};
+
+/// Generates one test per case, like `store_contract_tests!`.
+#[macro_export]
+macro_rules! analyst_contract_tests {
+    ($open:expr) => {
+        $crate::analyst_contract_tests!(@cases $open;
+            notes_are_written_listed_changed_and_deleted,
+            notes_are_found_by_search_before_and_after_the_conclusion,
+            feedback_waits_for_a_conclusion_and_records_who_and_when,
+            feedback_is_the_human_verdict_history_hands_on,
+            the_last_active_admin_cannot_be_demoted_or_deactivated,
+        );
+    };
+    (@cases $open:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let Some((store, _guard)) = $open.await else {
+                    return;
+                };
+                $crate::contract_analyst::$case(store).await;
+            }
+        )+
+    };
+}
+
+async fn user(store: &Arc<dyn Store>, email: &str, role: Role) -> User {
+    store
+        .create_user(&fixtures::new_user(email, role))
+        .await
+        .unwrap()
+}
+
+async fn queued(store: &Arc<dyn Store>, alert: NewAlert) -> i64 {
+    store
+        .create_investigation(alert, false)
+        .await
+        .unwrap()
+        .investigation_id()
+}
+
+/// Runs every queued job to the given conclusion at `at`.
+async fn conclude_all(store: &Arc<dyn Store>, outcome: Outcome, priority: Priority, at: Timestamp) {
+    let jobs = store
+        .claim_jobs("w", 1000, chrono::Duration::seconds(60), at)
+        .await
+        .unwrap();
+    for job in jobs {
+        let result = fixtures::result(outcome, priority, "concluded by the contract");
+        let finish = Finish::Completed {
+            result: Box::new(result),
+            ignored_for: None,
+        };
+        assert!(store.finish_job(&job, &finish, at).await.unwrap());
+    }
+}
+
+fn searching(words: &str) -> InvestigationQuery {
+    InvestigationQuery {
+        states: InvestigationStatus::ALL.to_vec(),
+        search: Some(words.into()),
+        limit: 100,
+        ..InvestigationQuery::default()
+    }
+}
+
+async fn found(store: &Arc<dyn Store>, query: &InvestigationQuery) -> Vec<i64> {
+    store
+        .list_investigations(query)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|item| item.id)
+        .collect()
+}
+
+fn is_not_found<T: std::fmt::Debug>(result: StoreResult<T>) -> bool {
+    matches!(result, Err(StoreError::NotFound { .. }))
+}
+
+pub async fn notes_are_written_listed_changed_and_deleted(store: Arc<dyn Store>) {
+    let analyst = user(&store, "analyst@example.com", Role::Member).await;
+    let investigation_id = queued(&store, simple_alert("noted", 0)).await;
+    let other_id = queued(&store, simple_alert("quiet", 1)).await;
+    assert!(store.list_notes(other_id).await.unwrap().is_empty());
+
+    let first = store
+        .create_note(investigation_id, analyst.id, "Called the user.", time(1))
+        .await
+        .unwrap();
+    assert_eq!(first.investigation_id, investigation_id);
+    assert_eq!(first.text, "Called the user.");
+    assert_eq!(first.author, analyst);
+    assert_eq!((first.created_at, first.updated_at), (time(1), time(1)));
+    let second = store
+        .create_note(investigation_id, analyst.id, "Ünïcödé ✓ 東京", time(2))
+        .await
+        .unwrap();
+    assert_eq!(store.get_note(second.id).await.unwrap(), second);
+    let listed = store.list_notes(investigation_id).await.unwrap();
+    assert_eq!(listed, vec![first.clone(), second.clone()], "oldest first");
+    assert!(store.list_notes(other_id).await.unwrap().is_empty());
+
+    let changed = store
+        .update_note(first.id, "Called the user: it was them.", time(5))
+        .await
+        .unwrap();
+    assert_eq!(changed.text, "Called the user: it was them.");
+    assert_eq!(
+        (changed.created_at, changed.updated_at),
+        (time(1), time(5)),
+        "a change keeps the creation time"
+    );
+    store.delete_note(second.id).await.unwrap();
+    assert_eq!(
+        store.list_notes(investigation_id).await.unwrap(),
+        vec![changed]
+    );
+
+    assert!(is_not_found(store.get_note(second.id).await));
+    assert!(is_not_found(
+        store.update_note(second.id, "x", time(6)).await
+    ));
+    assert!(is_not_found(store.delete_note(second.id).await));
+    assert!(is_not_found(store.list_notes(999_999).await));
+    assert!(is_not_found(
+        store.create_note(999_999, analyst.id, "x", time(6)).await
+    ));
+}
+
+pub async fn notes_are_found_by_search_before_and_after_the_conclusion(store: Arc<dyn Store>) {
+    let analyst = user(&store, "analyst@example.com", Role::Member).await;
+    let investigation_id = queued(&store, simple_alert("Beacon to rare domain", 0)).await;
+    let note = store
+        .create_note(
+            investigation_id,
+            analyst.id,
+            "Spoke to Zanzibar team about it",
+            time(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found(&store, &searching("zanzibar")).await,
+        [investigation_id]
+    );
+
+    // The conclusion replaces the search document; the note's words stay in it.
+    conclude_all(
+        &store,
+        Outcome::FalseAlert,
+        Priority::Informational,
+        time(2),
+    )
+    .await;
+    assert_eq!(
+        found(&store, &searching("zanzibar team")).await,
+        [investigation_id]
+    );
+    assert_eq!(
+        found(&store, &searching("concluded zanzibar")).await,
+        [investigation_id],
+        "the conclusion's words and the note's, together"
+    );
+
+    store
+        .update_note(note.id, "Spoke to the Timbuktu team", time(3))
+        .await
+        .unwrap();
+    assert!(found(&store, &searching("zanzibar")).await.is_empty());
+    assert_eq!(
+        found(&store, &searching("timbuktu")).await,
+        [investigation_id]
+    );
+    assert_eq!(
+        found(&store, &searching("beacon")).await,
+        [investigation_id],
+        "the alert's own words stay"
+    );
+
+    store.delete_note(note.id).await.unwrap();
+    assert!(found(&store, &searching("timbuktu")).await.is_empty());
+    assert_eq!(
+        found(&store, &searching("beacon")).await,
+        [investigation_id]
+    );
+}
+
+pub async fn feedback_waits_for_a_conclusion_and_records_who_and_when(store: Arc<dyn Store>) {
+    let analyst = user(&store, "analyst@example.com", Role::Member).await;
+    let investigation_id = queued(&store, simple_alert("to review", 0)).await;
+    let change = FeedbackChanges {
+        outcome: Some(Outcome::FalseAlert),
+        ..FeedbackChanges::default()
+    };
+    let refused = store
+        .apply_feedback(investigation_id, &change, analyst.id, time(1))
+        .await;
+    assert!(
+        matches!(&refused, Err(StoreError::Rejected { detail }) if detail.contains("not concluded")),
+        "{refused:?}"
+    );
+    assert!(is_not_found(
+        store
+            .apply_feedback(999_999, &change, analyst.id, time(1))
+            .await
+    ));
+
+    conclude_all(
+        &store,
+        Outcome::BreachedSuspicious,
+        Priority::Notable,
+        time(2),
+    )
+    .await;
+    let before = store.get_investigation(investigation_id).await.unwrap();
+    assert_eq!(before.feedback.status, FeedbackStatus::InReview);
+    assert_eq!(before.feedback.outcome, Some(Outcome::BreachedSuspicious));
+    assert_eq!(before.feedback.updated_by, None);
+    assert_eq!(before.feedback.updated_at, time(2));
+
+    let all = FeedbackChanges {
+        outcome: Some(Outcome::FalseAlert),
+        priority: Some(Priority::Informational),
+        outcome_note: Some(Some("The admin's own scheduled task.".into())),
+        remediations_done: Some(
+            json!({"ticket": "SOC-1", "steps": ["closed"]})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        ),
+        status: Some(FeedbackStatus::Reviewed),
+    };
+    let applied = store
+        .apply_feedback(investigation_id, &all, analyst.id, time(10))
+        .await
+        .unwrap();
+    assert_eq!(applied.previous_status, FeedbackStatus::InReview);
+    let feedback = &applied.investigation.feedback;
+    assert_eq!(feedback.outcome, Some(Outcome::FalseAlert));
+    assert_eq!(feedback.priority, Some(Priority::Informational));
+    assert_eq!(
+        feedback.outcome_note.as_deref(),
+        Some("The admin's own scheduled task.")
+    );
+    assert_eq!(feedback.remediations_done["ticket"], "SOC-1");
+    assert_eq!(feedback.status, FeedbackStatus::Reviewed);
+    assert_eq!(feedback.updated_by, Some(analyst.id));
+    assert_eq!(
+        (feedback.created_at, feedback.updated_at),
+        (time(2), time(10))
+    );
+    assert_eq!(
+        applied.investigation.outcome,
+        Some(Outcome::BreachedSuspicious),
+        "Sleuth's own verdict stays as it was"
+    );
+    assert_eq!(
+        store.get_investigation(investigation_id).await.unwrap(),
+        applied.investigation
+    );
+
+    // A subset changes only itself; the note can be cleared; the review reopened.
+    let reopen = FeedbackChanges {
+        outcome_note: Some(None),
+        status: Some(FeedbackStatus::InReview),
+        ..FeedbackChanges::default()
+    };
+    let reopened = store
+        .apply_feedback(investigation_id, &reopen, analyst.id, time(20))
+        .await
+        .unwrap();
+    assert_eq!(reopened.previous_status, FeedbackStatus::Reviewed);
+    let feedback = &reopened.investigation.feedback;
+    assert_eq!(feedback.status, FeedbackStatus::InReview);
+    assert_eq!(feedback.outcome_note, None);
+    assert_eq!(feedback.outcome, Some(Outcome::FalseAlert));
+    assert_eq!(feedback.priority, Some(Priority::Informational));
+    assert_eq!(feedback.remediations_done["ticket"], "SOC-1");
+
+    // The list's feedback_updated filter sees the latest change.
+    let updated_between = |from: i64, until: i64| InvestigationQuery {
+        feedback_updated: TimeRange {
+            from: Some(time(from)),
+            until: Some(time(until)),
+        },
+        limit: 100,
+        ..InvestigationQuery::default()
+    };
+    assert_eq!(
+        found(&store, &updated_between(19, 21)).await,
+        [investigation_id]
+    );
+    assert!(found(&store, &updated_between(9, 11)).await.is_empty());
+}
+
+pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store>) {
+    let analyst = user(&store, "analyst@example.com", Role::Member).await;
+    let host = (EntityKind::Host, "wks-9");
+    let first = queued(
+        &store,
+        new_alert(
+            parsed_alert("Suspicious PowerShell", "EDR", 0, &[host]),
+            json!({"n": 1}),
+            None,
+        ),
+    )
+    .await;
+    conclude_all(
+        &store,
+        Outcome::BreachedSuspicious,
+        Priority::Notable,
+        time(1),
+    )
+    .await;
+    let second = queued(
+        &store,
+        new_alert(
+            parsed_alert("Suspicious PowerShell", "EDR", 10, &[host]),
+            json!({"n": 2}),
+            None,
+        ),
+    )
+    .await;
+    let record = store.get_investigation(second).await.unwrap();
+    let history_query = HistoryQuery {
+        alert_id: record.alert.id,
+        investigation_id: second,
+        entities: record.alert.parsed.entities.clone(),
+        alert_type: record.alert.parsed.alert_type.clone(),
+        direct_source_label: "EDR".into(),
+        since: time(-60),
+        limit: 50,
+        tenant_union_id: record.alert.tenant_union.id,
+        tenant_id: record.alert.parsed.tenant_id.clone(),
+    };
+    let prior = |history: &sleuth_domain::History| {
+        history
+            .prior_verdicts
+            .iter()
+            .find(|verdict| verdict.investigation_id == first)
+            .cloned()
+            .expect("the first investigation is a prior verdict")
+    };
+    let before = prior(&store.history(&history_query).await.unwrap());
+    assert_eq!(before.engine_outcome, Some(Outcome::BreachedSuspicious));
+    assert_eq!(before.analyst_outcome, None, "no analyst has spoken");
+
+    // Feedback without an outcome is not a verdict.
+    let remediations_only = FeedbackChanges {
+        remediations_done: Some(json!({"ticket": "SOC-9"}).as_object().cloned().unwrap()),
+        ..FeedbackChanges::default()
+    };
+    store
+        .apply_feedback(first, &remediations_only, analyst.id, time(5))
+        .await
+        .unwrap();
+    assert_eq!(
+        prior(&store.history(&history_query).await.unwrap()).analyst_outcome,
+        None
+    );
+
+    let verdict = FeedbackChanges {
+        outcome: Some(Outcome::FalseAlert),
+        priority: Some(Priority::Informational),
+        outcome_note: Some(Some("Backup agent, expected".into())),
+        status: Some(FeedbackStatus::Reviewed),
+        ..FeedbackChanges::default()
+    };
+    store
+        .apply_feedback(first, &verdict, analyst.id, time(6))
+        .await
+        .unwrap();
+    let after = prior(&store.history(&history_query).await.unwrap());
+    assert_eq!(after.engine_outcome, Some(Outcome::BreachedSuspicious));
+    assert_eq!(after.analyst_outcome, Some(Outcome::FalseAlert));
+    assert_eq!(after.analyst_priority, Some(Priority::Informational));
+    assert_eq!(
+        after.analyst_note.as_deref(),
+        Some("Backup agent, expected")
+    );
+    assert!(after.reviewed);
+    assert_eq!(
+        after.likeness,
+        sleuth_domain::Likeness::SameDetectionSameEntities
+    );
+}
+
+pub async fn the_last_active_admin_cannot_be_demoted_or_deactivated(store: Arc<dyn Store>) {
+    let first = user(&store, "first@example.com", Role::Admin).await;
+    let member = user(&store, "member@example.com", Role::Member).await;
+    let is_rejected =
+        |result: &StoreResult<User>| matches!(result, Err(StoreError::Rejected { .. }));
+
+    let demote = UserChanges {
+        role: Some(Role::Member),
+        ..UserChanges::default()
+    };
+    let deactivate = UserChanges {
+        is_active: Some(false),
+        ..UserChanges::default()
+    };
+    assert!(is_rejected(&store.update_user(first.id, &demote).await));
+    assert!(is_rejected(&store.update_user(first.id, &deactivate).await));
+    assert_eq!(
+        store.get_user(first.id).await.unwrap(),
+        first,
+        "a refused change changes nothing"
+    );
+
+    // With a second admin, either may step down; then the other is the last again.
+    let promote = UserChanges {
+        role: Some(Role::Admin),
+        first_name: Some("Second".into()),
+        ..UserChanges::default()
+    };
+    let second = store.update_user(member.id, &promote).await.unwrap();
+    assert_eq!(
+        (second.role, second.first_name.as_str()),
+        (Role::Admin, "Second")
+    );
+    let stepped_down = store.update_user(first.id, &deactivate).await.unwrap();
+    assert!(!stepped_down.is_active);
+    assert!(is_rejected(&store.update_user(second.id, &demote).await));
+    // A deactivated admin does not count; reactivating them makes two again.
+    let reactivate = UserChanges {
+        is_active: Some(true),
+        ..UserChanges::default()
+    };
+    assert!(
+        store
+            .update_user(first.id, &reactivate)
+            .await
+            .unwrap()
+            .is_active
+    );
+    assert_eq!(
+        store.update_user(second.id, &demote).await.unwrap().role,
+        Role::Member
+    );
+    assert!(is_not_found(store.update_user(999_999, &demote).await));
+}

@@ -1,0 +1,11 @@
+//! Shared test harness: fixtures and the store contract suite that every backend runs.
+#![forbid(unsafe_code)]
+// Test support code may panic on broken expectations: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod contract;
+pub mod contract_analyst;
+pub mod contract_memory_audit;
+pub mod contract_response_actions;
+pub mod fixtures;
+pub mod postgres;
