@@ -18,6 +18,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use sleuth_server::Settings;
 
+/// mimalloc, not glibc malloc: see the workspace Cargo.toml for the measurement.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sleuth",

@@ -12,6 +12,10 @@
 // The one unsafe call reads this thread's CPU time from the kernel (getrusage).
 #![allow(unsafe_code)]
 
+/// The sleuth binary's allocator, so the figures are what the service does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
