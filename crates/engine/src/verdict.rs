@@ -118,9 +118,10 @@ fn priority(
         .severity_level
         .is_some_and(|level| level >= SeverityLevel::High);
     match outcome {
-        Outcome::FalseAlert | Outcome::Ignored => (
+        Outcome::FalseAlert => (Priority::Informational, "it is a false alert".to_string()),
+        Outcome::Ignored => (
             Priority::Informational,
-            "it is a false alert: no response is needed".to_string(),
+            "it repeats an alert already investigated".to_string(),
         ),
         Outcome::BreachedConfirmed => match (&urgent_reason, contained) {
             (Some(reason), _) => (Priority::Urgent, format!("confirmed, and {reason}")),
