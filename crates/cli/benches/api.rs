@@ -7,7 +7,8 @@
 //!    filter + sort + page, and a rare-term search; p50/p99 over repeated requests.
 //!
 //! `cargo bench -p sleuth-cli --bench api` (BENCH_BACKENDS=sqlite,postgres;
-//! SLEUTH_TEST_POSTGRES_URL for PostgreSQL; BENCH_ROWS, BENCH_SECONDS to scale).
+//! SLEUTH_TEST_POSTGRES_URL for PostgreSQL; BENCH_ROWS, BENCH_SECONDS to scale;
+//! BENCH_PARTS=creates,latency,lists to run some of the three).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -319,13 +320,16 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
         ),
         _ => format!("WITH n(i) AS (SELECT generate_series(1, {rows}))"),
     };
-    let source = match backend {
-        "sqlite" => format!(
-            "(SELECT value FROM json_each('[{}]') LIMIT 1 OFFSET (i % 8))",
-            sources.replace('\'', "\"")
-        ),
-        _ => format!("(ARRAY[{sources}])[(i % 8) + 1]"),
-    };
+    // A CASE, not a correlated subquery: SQLite refuses column references in OFFSET.
+    let source = format!(
+        "CASE i % 8 {} END",
+        sources
+            .split(',')
+            .enumerate()
+            .map(|(index, label)| format!("WHEN {index} THEN {label}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let concat = |parts: &[&str]| -> String { parts.join(" || ") };
     let statements = vec![
         format!(
@@ -403,8 +407,10 @@ async fn run(backend: &str) {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(1_000_000);
+    let parts = std::env::var("BENCH_PARTS").unwrap_or_else(|_| "creates,latency,lists".into());
+    let part = |name: &str| parts.split(',').any(|wanted| wanted.trim() == name);
     println!("== {backend}");
-    {
+    if part("creates") {
         let directory = tempfile::tempdir().expect("temp dir");
         let bench = start(backend, directory.path(), false).await;
         let rate = creates_per_second(&bench, seconds).await;
@@ -412,7 +418,7 @@ async fn run(backend: &str) {
             "  creates: {rate:.0}/s (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
         );
     }
-    {
+    if part("latency") {
         let directory = tempfile::tempdir().expect("temp dir");
         let bench = start(backend, directory.path(), true).await;
         let latencies = create_to_success(&bench, 1000, seconds).await;
@@ -424,7 +430,7 @@ async fn run(backend: &str) {
         );
         let _ = &bench.state;
     }
-    {
+    if part("lists") {
         let directory = tempfile::tempdir().expect("temp dir");
         let bench = start(backend, directory.path(), false).await;
         fill(&bench, backend, rows).await;

@@ -14,8 +14,8 @@ use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
 pub struct CreateRequest {
-    alert: NewAlert,
-    force: bool,
+    pub(crate) alert: NewAlert,
+    pub(crate) force: bool,
     reply: oneshot::Sender<StoreResult<Created>>,
 }
 
@@ -81,6 +81,13 @@ async fn write_batch(
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> Vec<StoreResult<Created>> {
+    match write_batch_set_based(pool, dialect, batch).await {
+        Ok(results) => return results.into_iter().map(Ok).collect(),
+        Err(error) => {
+            // Replayed one create at a time below, where each gets its own answer.
+            tracing::debug!(%error, size = batch.len(), "set-based create batch failed; replaying one by one");
+        }
+    }
     match try_write_batch(pool, dialect, batch).await {
         Ok(results) => results,
         Err(error) => {
@@ -95,6 +102,28 @@ async fn write_batch(
     }
 }
 
+/// The fast path (`create_batch`): the whole batch in a few statements, one transaction.
+async fn write_batch_set_based(
+    pool: &AnyPool,
+    dialect: Dialect,
+    batch: &[CreateRequest],
+) -> StoreResult<Vec<Created>> {
+    let mut connection = pool.acquire().await.db()?;
+    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let created = crate::create_batch::write(&mut transaction, dialect, batch).await?;
+    if dialect == Dialect::Postgres
+        && created
+            .iter()
+            .any(|created| matches!(created, Created::New(_)))
+    {
+        notify_workers(&mut transaction).await?;
+    }
+    transaction.commit().await.db()?;
+    Ok(created)
+}
+
+/// The slow path: each create under its own savepoint, so that one refused alert does not
+/// undo the others.
 async fn try_write_batch(
     pool: &AnyPool,
     dialect: Dialect,
@@ -132,14 +161,19 @@ async fn try_write_batch(
         }
     }
     if any_new && dialect == Dialect::Postgres {
-        // Other processes' workers wake on this; delivered only if the commit succeeds.
-        sqlx::query("SELECT pg_notify('sleuth_jobs', '')")
-            .execute(&mut *transaction)
-            .await
-            .db()?;
+        notify_workers(&mut transaction).await?;
     }
     transaction.commit().await.db()?;
     Ok(results)
+}
+
+/// Wakes other processes' workers (PostgreSQL); delivered only if the commit succeeds.
+async fn notify_workers(transaction: &mut AnyConnection) -> StoreResult<()> {
+    sqlx::query("SELECT pg_notify('sleuth_jobs', '')")
+        .execute(&mut *transaction)
+        .await
+        .db()?;
+    Ok(())
 }
 
 async fn create_one(

@@ -12,6 +12,7 @@ mod builder;
 mod context;
 mod context_memory;
 mod create;
+mod create_batch;
 mod history;
 mod investigations;
 mod list;

@@ -25,6 +25,7 @@ macro_rules! store_contract_tests {
             tenant_unions_are_named_uniquely,
             an_alert_is_stored_once_and_forcing_makes_a_new_investigation,
             concurrent_identical_creates_make_one_investigation,
+            a_batch_of_creates_answers_each_on_its_own,
             tenants_do_not_share_alert_identities,
             a_claimed_job_runs_to_success,
             a_job_whose_worker_died_is_retried,
@@ -354,6 +355,63 @@ pub async fn concurrent_identical_creates_make_one_investigation(store: Arc<dyn 
         "fifty identical creates answer one id: {ids:?}"
     );
     assert_eq!(store.pending_jobs().await.unwrap(), 1);
+}
+
+/// Concurrent creates share transactions (group commit): distinct alerts, repeats, forced
+/// repeats and one create the database refuses (an unknown tenant union) land together, and
+/// each still gets the answer it would get alone; the refused one stores nothing.
+pub async fn a_batch_of_creates_answers_each_on_its_own(store: Arc<dyn Store>) {
+    use sleuth_store::Created;
+    let repeated = simple_alert("repeated in the batch", 0);
+    let mut refused = simple_alert("of a tenant union that does not exist", 0);
+    refused.tenant_union_id = 999_999;
+    let mut requests: Vec<(NewAlert, bool)> = (0..20)
+        .map(|index| (simple_alert(&format!("distinct {index}"), index), false))
+        .collect();
+    requests.extend((0..10).map(|_| (repeated.clone(), false)));
+    requests.extend((0..3).map(|_| (repeated.clone(), true)));
+    requests.push((refused, false));
+    let creates = requests.into_iter().map(|(alert, force)| {
+        let store = store.clone();
+        tokio::spawn(async move { (force, store.create_investigation(alert, force).await) })
+    });
+    let results = futures_util::future::join_all(creates).await;
+    let (mut distinct, mut repeats, mut forced, mut refusals) =
+        (Vec::new(), Vec::new(), Vec::new(), 0);
+    for (index, joined) in results.into_iter().enumerate() {
+        match joined.unwrap() {
+            (_, Err(_)) => refusals += 1,
+            (false, Ok(created)) if index < 20 => distinct.push(created),
+            (false, Ok(created)) => repeats.push(created.investigation_id()),
+            (true, Ok(created)) => forced.push(created),
+        }
+    }
+    assert_eq!(refusals, 1, "only the unknown tenant union is refused");
+    assert!(distinct.iter().all(|created| matches!(created, Created::New(_))));
+    let distinct_ids: std::collections::BTreeSet<i64> =
+        distinct.iter().map(|created| created.investigation_id()).collect();
+    assert_eq!(distinct_ids.len(), 20, "twenty alerts, twenty investigations");
+    assert!(
+        forced.iter().all(|created| matches!(created, Created::New(_))),
+        "forcing always makes a new investigation: {forced:?}"
+    );
+    let forced_ids: std::collections::BTreeSet<i64> =
+        forced.iter().map(|created| created.investigation_id()).collect();
+    assert_eq!(forced_ids.len(), 3);
+    // The unforced repeats all point at investigations of the one alert: the first one's,
+    // or a forced one's if it came first.
+    let repeat_ids: std::collections::BTreeSet<i64> = repeats.iter().copied().collect();
+    let first_of_repeated = repeat_ids.difference(&forced_ids).count();
+    assert!(first_of_repeated <= 1, "repeats share investigations: {repeat_ids:?}");
+    let investigations_of_repeated = 3 + first_of_repeated as u64;
+    assert_eq!(
+        store.pending_jobs().await.unwrap(),
+        20 + investigations_of_repeated,
+        "one job per investigation, none for the refused alert"
+    );
+    for id in distinct_ids.iter().chain(&forced_ids).chain(&repeat_ids) {
+        store.get_investigation(*id).await.unwrap();
+    }
 }
 
 pub async fn tenants_do_not_share_alert_identities(store: Arc<dyn Store>) {
