@@ -626,6 +626,61 @@ mod tests {
         assert_eq!(refang("hxxps://ü"), "https://ü");
     }
 
+    /// The inputs that used to panic in `refang` (it sliced at byte 7 or 8, inside a
+    /// multi-byte character) and that parsers once filtered out themselves: every defang
+    /// marker next to characters of two, three and four bytes, at every offset around
+    /// the `hxxp://` prefix, through refang, every kind's normalisation and the sweep.
+    #[test]
+    fn multi_byte_text_next_to_defang_markers_is_handled_here() {
+        let markers = [
+            "hxxp://", "hxxps://", "HXXP://", "hxxp", "[.]", "(.)", "{.}", "[dot]", "(dot)",
+            "(DOT)", " dot ", "[:]", "[://]", "[@]", "[at]", "(at)", "(AT)",
+        ];
+        let characters = [
+            "é", "Ω", "Ж", "中", "\u{200B}", "\u{202E}", "\u{FEFF}", "🦀",
+        ];
+        for marker in markers {
+            for character in characters {
+                for before in 0..9 {
+                    for after in 0..3 {
+                        let text = format!(
+                            "{}{marker}{}evil.example",
+                            character.repeat(before),
+                            character.repeat(after)
+                        );
+                        let refanged = refang(&text);
+                        assert!(!refanged.is_empty(), "{text:?}");
+                        for kind in EntityKind::ALL {
+                            if let Some(value) = normalize(*kind, &text) {
+                                assert!(!value.is_empty(), "{kind} {text:?}");
+                            }
+                        }
+                        let mut entities = Entities::default();
+                        entities.sweep(&text);
+                        entities.sweep(&format!("see {text} and {text}@{text}"));
+                        entities.add(EntityKind::Url, &format!("hxxps://{text}/x"));
+                    }
+                }
+            }
+        }
+        // The text the Microsoft parsers used to mark or drop reads as itself.
+        assert_eq!(refang("Программа.exe -x"), "Программа.exe -x");
+        assert_eq!(refang("[.][.][.][.]ЖЖЖЖ"), "....ЖЖЖЖ");
+        assert_eq!(refang("ΩΩΩΩ[@]evil[.]com"), "ΩΩΩΩ@evil.com");
+        check(
+            EntityKind::Email,
+            "ΩΩΩΩΩΩΩΩ@evil.com",
+            Some("ωωωωωωωω@evil.com"),
+        );
+        check(EntityKind::Url, "hxxp://ΩΩΩΩ", Some("http://ΩΩΩΩ"));
+        let mut entities = Entities::default();
+        entities.sweep("Программа.exe hxxp://198.51.100[.]23/ü.ps1 ΩΩΩ");
+        assert!(
+            entities.contains(EntityKind::Url, "http://198.51.100.23/ü.ps1"),
+            "{entities:?}"
+        );
+    }
+
     #[test]
     fn control_characters_and_placeholders_never_become_entities() {
         check(EntityKind::User, "alice\u{0}", None);
