@@ -3,7 +3,7 @@
 //! vocabulary of Defender and Sentinel, and account and host names as Windows writes them.
 
 use serde_json::{Map, Value};
-use sleuth_domain::{EmailSignal, EntityKind, SourceVerdict};
+use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::builder::AlertBuilder;
 use crate::entities::{IpScope, ip_scope, normalize_ip};
@@ -253,7 +253,7 @@ pub(super) fn best_ip<'a>(candidates: impl IntoIterator<Item = &'a str>) -> Opti
 
 /// Adds a user entity for an account written any of the ways Microsoft writes them.
 pub(super) fn add_user(alert: &mut AlertBuilder, user: Option<&str>) {
-    entity(alert, EntityKind::User, user);
+    alert.entity(EntityKind::User, user);
 }
 
 /// Every `Key`/`Value` pair of a list like Entra's `additionalInfo`, or the entries of
@@ -291,79 +291,6 @@ pub(super) fn title_says_stopped(title: Option<&str>) -> bool {
         ]
         .iter()
         .any(|word| lowered.contains(word))
-    })
-}
-
-/// Whether `text` can go through `entities::refang` without panicking.
-///
-/// FIXME(framework): `refang`, which `Entities::sweep` and `normalize` (for IP, domain,
-/// URL and email values) call, slices the trimmed text at bytes 7 and 8 to look for
-/// `hxxp://` and panics when that cuts a character in two: a command line such as
-/// `Программа.exe -x`, an internationalised domain. Until it checks char boundaries,
-/// the Microsoft parsers keep such text out of those paths. `refang`'s replacements all
-/// begin with `[`, `(`, `{` or a space and shrink text at most five to one: when none
-/// begins in the first 8 bytes those bytes reach the slice unchanged; otherwise ASCII in
-/// the first 48 bytes is enough.
-pub(super) fn refang_safe(text: &str) -> bool {
-    let trimmed = text.trim();
-    let bytes = trimmed.as_bytes();
-    if bytes.len() < 7 {
-        return true;
-    }
-    let head = bytes.get(..8).unwrap_or(bytes);
-    let no_early_replacement = !head
-        .iter()
-        .any(|byte| matches!(byte, b'[' | b'(' | b'{' | b' '));
-    if no_early_replacement {
-        // The first 8 bytes reach the slice unchanged.
-        return trimmed.is_char_boundary(7) && (bytes.len() < 8 || trimmed.is_char_boundary(8));
-    }
-    bytes.iter().take(48).all(u8::is_ascii)
-}
-
-/// `alert.entity`, minus the text `refang` would panic on (see [`refang_safe`]).
-pub(super) fn entity(alert: &mut AlertBuilder, kind: EntityKind, text: Option<&str>) {
-    let refanged_kind = matches!(
-        kind,
-        EntityKind::Ip | EntityKind::Domain | EntityKind::Url | EntityKind::Email
-    );
-    if let Some(text) = text.filter(|text| !refanged_kind || refang_safe(text)) {
-        alert.entity(kind, Some(text));
-    }
-}
-
-/// `alert.sweep`, minus the text `refang` would panic on (see [`refang_safe`]).
-pub(super) fn sweep(alert: &mut AlertBuilder, text: Option<&str>) {
-    alert.sweep(text.filter(|text| refang_safe(text)));
-}
-
-/// An email signal without the addresses and URLs `refang` would panic on when the
-/// builder turns them into entities (see [`refang_safe`]).
-pub(super) fn safe_email(mut email: EmailSignal) -> EmailSignal {
-    let keep = |text: &Option<String>| text.as_deref().is_some_and(refang_safe);
-    if !keep(&email.sender) {
-        email.sender = None;
-    }
-    if !keep(&email.envelope_sender) {
-        email.envelope_sender = None;
-    }
-    if !keep(&email.sender_ip) {
-        email.sender_ip = None;
-    }
-    email.recipients.retain(|recipient| refang_safe(recipient));
-    email.urls.retain(|url| refang_safe(url));
-    email
-}
-
-/// A command line for a process signal, which the builder sweeps: kept whole, behind a
-/// marker when its start would trip `refang` (see [`refang_safe`]).
-pub(super) fn command_line(text: Option<String>) -> Option<String> {
-    text.map(|text| {
-        if refang_safe(&text) {
-            text
-        } else {
-            format!("[non-ASCII] {text}")
-        }
     })
 }
 
@@ -465,20 +392,6 @@ mod tests {
             Some("/tmp/x")
         );
         assert_eq!(file_path(None, Some("x")).as_deref(), Some("x"));
-    }
-
-    #[test]
-    fn text_that_would_trip_refang_is_recognised() {
-        assert!(refang_safe("powershell.exe -enc AAAA"));
-        assert!(refang_safe("hxxps://evil.example/x"));
-        assert!(refang_safe("Жx"));
-        assert!(!refang_safe("Программа.exe -x"));
-        assert!(!refang_safe("\u{1F980}\u{1F980}\u{1F980}"));
-        assert!(!refang_safe("[.][.][.][.]ЖЖЖЖ"));
-        assert_eq!(
-            command_line(Some("Программа.exe".into())).as_deref(),
-            Some("[non-ASCII] Программа.exe")
-        );
     }
 
     #[test]
