@@ -2,7 +2,9 @@
 //! between the REST, Graph and Log Analytics spellings of one field, the classification
 //! vocabulary of Defender and Sentinel, and account and host names as Windows writes them.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
 use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::builder::AlertBuilder;
@@ -19,7 +21,11 @@ pub(super) const MAX_ITEMS: usize = 100;
 /// A field that may hold JSON either as a value or as a string of JSON text (Sentinel's
 /// `Entities`, Entra's `additionalInfo`, the Management API's `Data`). Text that is not
 /// JSON, or is too long to be worth parsing, reads as absent.
-pub(super) fn embedded(value: Option<&Value>) -> Option<Value> {
+///
+/// A value is borrowed, never copied: a clone recurses once per level of nesting, and an
+/// alert built in memory (not read by serde_json, whose recursion limit bounds parsed
+/// text) may be nested deeper than any stack.
+pub(super) fn embedded(value: Option<&Value>) -> Option<Cow<'_, Value>> {
     match value? {
         Value::String(text) => {
             let text = text.trim();
@@ -30,9 +36,23 @@ pub(super) fn embedded(value: Option<&Value>) -> Option<Value> {
             serde_json::from_str::<Value>(text)
                 .ok()
                 .filter(|parsed| parsed.is_object() || parsed.is_array())
+                .map(Cow::Owned)
         }
-        value @ (Value::Object(_) | Value::Array(_)) => Some(value.clone()),
+        value @ (Value::Object(_) | Value::Array(_)) => Some(Cow::Borrowed(value)),
         _ => None,
+    }
+}
+
+/// The items of an embedded list; a single object reads as a list of one.
+pub(super) fn embedded_list(value: Option<&Value>) -> Cow<'_, [Value]> {
+    match embedded(value) {
+        Some(Cow::Borrowed(Value::Array(list))) => Cow::Borrowed(list.as_slice()),
+        Some(Cow::Borrowed(single @ Value::Object(_))) => {
+            Cow::Borrowed(std::slice::from_ref(single))
+        }
+        Some(Cow::Owned(Value::Array(list))) => Cow::Owned(list),
+        Some(Cow::Owned(single @ Value::Object(_))) => Cow::Owned(vec![single]),
+        _ => Cow::Borrowed(&[]),
     }
 }
 
@@ -81,8 +101,8 @@ pub(super) fn string_list(value: Option<&Value>) -> Vec<String> {
     match value {
         Value::Array(items) => from_array(items),
         Value::String(text) => {
-            if let Some(Value::Array(items)) = embedded(Some(value)) {
-                return from_array(&items);
+            if let Some(Value::Array(items)) = embedded(Some(value)).as_deref() {
+                return from_array(items);
             }
             text.split([',', ';'])
                 .map(str::trim)
@@ -256,25 +276,64 @@ pub(super) fn add_user(alert: &mut AlertBuilder, user: Option<&str>) {
     alert.entity(EntityKind::User, user);
 }
 
-/// Every `Key`/`Value` pair of a list like Entra's `additionalInfo`, or the entries of
-/// an object, as one map. Values stay JSON (some are lists).
-pub(super) fn key_values(value: Option<&Value>) -> Map<String, Value> {
-    let mut map = Map::new();
-    match embedded(value) {
-        Some(Value::Array(pairs)) => {
-            for pair in pairs.iter().take(MAX_ITEMS) {
-                if let (Some(key), Some(value)) = (
-                    text(pair, &["Key", "key", "Name", "name"]),
-                    field(pair, "Value").or_else(|| field(pair, "value")),
-                ) {
-                    map.insert(key, value.clone());
-                }
-            }
-        }
-        Some(Value::Object(object)) => map = object,
-        _ => {}
+/// The pairs of a list like Entra's `additionalInfo` (`Key`/`Value` objects), or the
+/// entries of an object. Values stay JSON (some are lists), borrowed from the alert or
+/// moved out of the text they were embedded in: never copied (see [`embedded`]).
+pub(super) struct KeyValues<'a> {
+    pairs: Vec<(String, Cow<'a, Value>)>,
+}
+
+impl KeyValues<'_> {
+    /// The value of `key`; the last pair wins when a list names a key twice.
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.as_ref())
     }
-    map
+}
+
+const PAIR_KEYS: &[&str] = &["Key", "key", "Name", "name"];
+
+pub(super) fn key_values(value: Option<&Value>) -> KeyValues<'_> {
+    fn pair_value(pair: &Value) -> Option<&Value> {
+        field(pair, "Value").or_else(|| field(pair, "value"))
+    }
+    let pairs = match embedded(value) {
+        Some(Cow::Borrowed(Value::Array(pairs))) => pairs
+            .iter()
+            .take(MAX_ITEMS)
+            .filter_map(|pair| Some((text(pair, PAIR_KEYS)?, Cow::Borrowed(pair_value(pair)?))))
+            .collect(),
+        Some(Cow::Owned(Value::Array(pairs))) => pairs
+            .into_iter()
+            .take(MAX_ITEMS)
+            .filter_map(|mut pair| {
+                let key = text(&pair, PAIR_KEYS)?;
+                // The value moves out under the name `pair_value` would read.
+                let map = pair.as_object_mut()?;
+                let name = if map.contains_key("Value") {
+                    "Value".to_string()
+                } else {
+                    map.keys()
+                        .find(|name| name.eq_ignore_ascii_case("value"))?
+                        .clone()
+                };
+                Some((key, Cow::Owned(map.get_mut(&name)?.take())))
+            })
+            .collect(),
+        Some(Cow::Borrowed(Value::Object(object))) => object
+            .iter()
+            .map(|(key, value)| (key.clone(), Cow::Borrowed(value)))
+            .collect(),
+        Some(Cow::Owned(Value::Object(object))) => object
+            .into_iter()
+            .map(|(key, value)| (key, Cow::Owned(value)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    KeyValues { pairs }
 }
 
 /// Whether a title says the product stopped the activity ("'Emotet' malware was
@@ -303,10 +362,13 @@ mod tests {
     #[test]
     fn json_held_in_strings_is_read_and_garbage_is_not() {
         assert_eq!(
-            embedded(Some(&json!("[{\"a\":1}]"))),
-            Some(json!([{"a": 1}]))
+            embedded(Some(&json!("[{\"a\":1}]"))).as_deref(),
+            Some(&json!([{"a": 1}]))
         );
-        assert_eq!(embedded(Some(&json!({"a": 1}))), Some(json!({"a": 1})));
+        assert_eq!(
+            embedded(Some(&json!({"a": 1}))).as_deref(),
+            Some(&json!({"a": 1}))
+        );
         assert_eq!(embedded(Some(&json!("not json"))), None);
         assert_eq!(embedded(Some(&json!("42"))), None);
         assert_eq!(embedded(Some(&json!(7))), None);
@@ -406,10 +468,37 @@ mod tests {
     }
 
     #[test]
+    fn deep_values_are_borrowed_not_copied() {
+        // serde_json's clone recurses once per level; 50,000 levels overflow any test
+        // thread's stack, so this passes only while nothing copies the tree.
+        let mut deep = json!("bottom");
+        for _ in 0..50_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let mut alert = json!({"Entities": [], "additionalInfo": {"k": []}});
+        alert["Entities"] = Value::Array(vec![deep]);
+        assert_eq!(embedded_list(field(&alert, "Entities")).len(), 1);
+        assert!(embedded(field(&alert, "Entities")).is_some());
+        let pairs = json!([{"Key": "k", "Value": "v"}]);
+        assert_eq!(key_values(Some(&pairs)).get("k"), Some(&json!("v")));
+        assert!(
+            key_values(field(&alert, "additionalInfo"))
+                .get("k")
+                .is_some()
+        );
+        // Taken apart by hand: dropping it whole would recurse as deep as a clone.
+        let mut node = alert["Entities"].take();
+        while let Value::Array(mut items) = node {
+            node = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
     fn key_value_lists_become_maps() {
-        let map = key_values(Some(&json!(
-            "[{\"Key\":\"userAgent\",\"Value\":\"curl/8\"},{\"Key\":\"riskReasons\",\"Value\":[\"suspiciousIP\"]}]"
-        )));
+        let text = json!(
+            "[{\"Key\":\"userAgent\",\"Value\":\"curl/8\"},{\"key\":\"riskReasons\",\"value\":[\"suspiciousIP\"]}]"
+        );
+        let map = key_values(Some(&text));
         assert_eq!(map.get("userAgent"), Some(&json!("curl/8")));
         assert_eq!(map.get("riskReasons"), Some(&json!(["suspiciousIP"])));
     }

@@ -124,8 +124,9 @@ fn product(raw: &Value) -> (&'static str, &'static str, AlertCategory) {
 }
 
 fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError> {
-    let data = embedded(raw.get("Data")).unwrap_or(Value::Null);
-    let data_text = |keys: &[&str]| text(&data, keys);
+    let data = embedded(raw.get("Data"));
+    let data = data.as_deref().unwrap_or(&Value::Null);
+    let data_text = |keys: &[&str]| text(data, keys);
     let name = str_at(raw, "Name")
         .map(str::to_string)
         .or_else(|| data_text(&["an"]));

@@ -205,13 +205,7 @@ fn parse_alert(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
             .then(|| percent.round() as u8);
     }
 
-    let entities = embedded(field(raw, "Entities"))
-        .map(|value| match value {
-            Value::Array(list) => list,
-            single @ Value::Object(_) => vec![single],
-            _ => Vec::new(),
-        })
-        .unwrap_or_default();
+    let entities = common::embedded_list(field(raw, "Entities"));
     let facts = read_entities(&mut alert, &entities);
     if let Some(compromised) = compromised.as_deref() {
         if compromised.contains('@') {
@@ -615,8 +609,9 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         }
     };
     let title = text(properties, &["title"]);
-    let additional = embedded(field(properties, "additionalData")).unwrap_or(Value::Null);
-    let products: Vec<String> = string_list(field(&additional, "alertProductNames"));
+    let additional = embedded(field(properties, "additionalData"));
+    let additional = additional.as_deref().unwrap_or(&Value::Null);
+    let products: Vec<String> = string_list(field(additional, "alertProductNames"));
     let alerts = items(properties, &["alerts"]);
     let alert_products: Vec<String> = alerts
         .iter()
@@ -662,7 +657,7 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         } else {
             "Sentinel incident id"
         },
-        text(properties, &["incidentUrl"]).or_else(|| text(&additional, &["providerIncidentUrl"])),
+        text(properties, &["incidentUrl"]).or_else(|| text(additional, &["providerIncidentUrl"])),
     );
     alert.coalesce_key(
         name.or_else(|| text(resource, &["id"]))
@@ -687,10 +682,10 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         alert.tag(Some(product));
     }
     alert.description(text(properties, &["classificationComment"]).as_deref());
-    for tactic in string_list(field(&additional, "tactics")) {
+    for tactic in string_list(field(additional, "tactics")) {
         alert.tactic(Some(&tactic));
     }
-    for technique in string_list(field(&additional, "techniques")) {
+    for technique in string_list(field(additional, "techniques")) {
         alert.technique(Some(&technique));
     }
     for incident_alert in alerts {
