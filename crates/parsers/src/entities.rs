@@ -13,6 +13,23 @@ pub const MAX_VALUE_CHARS: usize = 2048;
 /// The most entities one alert keeps; a hostile alert cannot blow up correlation tables.
 pub const MAX_ENTITIES: usize = 200;
 
+/// How much of a free text a sweep reads. Command lines and descriptions that name
+/// indicators name them early; a hostile multi-megabyte text is not refanged and
+/// tokenised whole (the entities it could yield are capped at [`MAX_ENTITIES`] anyway).
+pub const MAX_SWEPT_BYTES: usize = 64 * 1024;
+
+/// The longest prefix of `text` of at most `limit` bytes that ends on a character.
+fn head(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let end = (0..=limit)
+        .rev()
+        .find(|index| text.is_char_boundary(*index))
+        .unwrap_or(0);
+    &text[..end]
+}
+
 /// Undoes the usual defanging of indicators written in threat reports and mail gateways.
 pub fn refang(text: &str) -> String {
     let mut out = text.trim().to_string();
@@ -51,7 +68,12 @@ pub fn refang(text: &str) -> String {
 /// The normalised form of `text` as an entity of `kind`, or `None` when it is not one.
 pub fn normalize(kind: EntityKind, text: &str) -> Option<String> {
     let text = text.trim();
-    if crate::json::is_placeholder(text) || text.chars().count() > MAX_VALUE_CHARS {
+    // A character is at most four bytes: the byte length rules out a hostile megabyte
+    // string at once, and `nth` counts no further than the limit.
+    if text.len() > 4 * MAX_VALUE_CHARS
+        || text.chars().nth(MAX_VALUE_CHARS).is_some()
+        || crate::json::is_placeholder(text)
+    {
         return None;
     }
     if text.chars().any(char::is_control) {
@@ -374,7 +396,10 @@ impl Entities {
     /// (a command line, a description). Bare domains are not taken from free text:
     /// "invoice.zip" and "setup.exe" are file names far more often than hosts.
     pub fn sweep(&mut self, text: &str) {
-        let refanged = refang(text);
+        if self.list.len() >= MAX_ENTITIES {
+            return;
+        }
+        let refanged = refang(head(text, MAX_SWEPT_BYTES));
         for token in refanged.split(|character: char| {
             character.is_whitespace()
                 || matches!(
@@ -679,6 +704,18 @@ mod tests {
             entities.contains(EntityKind::Url, "http://198.51.100.23/ü.ps1"),
             "{entities:?}"
         );
+    }
+
+    #[test]
+    fn a_sweep_reads_the_head_of_a_huge_text_and_cuts_on_a_character() {
+        let mut entities = Entities::default();
+        let filler = "é".repeat(MAX_SWEPT_BYTES);
+        entities.sweep(&format!("ip 203.0.113.9 {filler} 198.51.100.7"));
+        assert!(entities.contains(EntityKind::Ip, "203.0.113.9"));
+        assert!(!entities.contains(EntityKind::Ip, "198.51.100.7"));
+        assert_eq!(head("aé", 2), "a");
+        assert_eq!(head("aé", 3), "aé");
+        assert_eq!(head("", 0), "");
     }
 
     #[test]
