@@ -104,7 +104,7 @@ impl AlertBuilder {
         if self.severity.is_none()
             && let Some(text) = text.map(str::trim).filter(|text| !text.is_empty())
         {
-            self.severity = Some(truncate(&text.to_lowercase(), 50));
+            self.severity = Some(truncate(text, 50).to_lowercase());
             if self.signals.severity_level.is_none() {
                 self.signals.severity_level = SeverityLevel::parse(text);
             }
@@ -429,7 +429,8 @@ fn tidy_title(text: &str) -> String {
 
 /// At most `limit` characters, with an ellipsis when cut.
 pub fn truncate(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
+    // `nth` stops at the limit: a long text is not counted to its end first.
+    if text.chars().nth(limit).is_none() {
         return text.to_string();
     }
     let mut cut: String = text.chars().take(limit.saturating_sub(1)).collect();

@@ -13,6 +13,23 @@ pub const MAX_VALUE_CHARS: usize = 2048;
 /// The most entities one alert keeps; a hostile alert cannot blow up correlation tables.
 pub const MAX_ENTITIES: usize = 200;
 
+/// How much of a free text a sweep reads. Command lines and descriptions that name
+/// indicators name them early; a hostile multi-megabyte text is not refanged and
+/// tokenised whole (the entities it could yield are capped at [`MAX_ENTITIES`] anyway).
+pub const MAX_SWEPT_BYTES: usize = 64 * 1024;
+
+/// The longest prefix of `text` of at most `limit` bytes that ends on a character.
+fn head(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let end = (0..=limit)
+        .rev()
+        .find(|index| text.is_char_boundary(*index))
+        .unwrap_or(0);
+    &text[..end]
+}
+
 /// Undoes the usual defanging of indicators written in threat reports and mail gateways.
 pub fn refang(text: &str) -> String {
     let mut out = text.trim().to_string();
@@ -51,7 +68,12 @@ pub fn refang(text: &str) -> String {
 /// The normalised form of `text` as an entity of `kind`, or `None` when it is not one.
 pub fn normalize(kind: EntityKind, text: &str) -> Option<String> {
     let text = text.trim();
-    if crate::json::is_placeholder(text) || text.chars().count() > MAX_VALUE_CHARS {
+    // A character is at most four bytes: the byte length rules out a hostile megabyte
+    // string at once, and `nth` counts no further than the limit.
+    if text.len() > 4 * MAX_VALUE_CHARS
+        || text.chars().nth(MAX_VALUE_CHARS).is_some()
+        || crate::json::is_placeholder(text)
+    {
         return None;
     }
     if text.chars().any(char::is_control) {
@@ -374,7 +396,10 @@ impl Entities {
     /// (a command line, a description). Bare domains are not taken from free text:
     /// "invoice.zip" and "setup.exe" are file names far more often than hosts.
     pub fn sweep(&mut self, text: &str) {
-        let refanged = refang(text);
+        if self.list.len() >= MAX_ENTITIES {
+            return;
+        }
+        let refanged = refang(head(text, MAX_SWEPT_BYTES));
         for token in refanged.split(|character: char| {
             character.is_whitespace()
                 || matches!(
@@ -624,6 +649,73 @@ mod tests {
             entities.sweep(text);
         }
         assert_eq!(refang("hxxps://ü"), "https://ü");
+    }
+
+    /// The inputs that used to panic in `refang` (it sliced at byte 7 or 8, inside a
+    /// multi-byte character) and that parsers once filtered out themselves: every defang
+    /// marker next to characters of two, three and four bytes, at every offset around
+    /// the `hxxp://` prefix, through refang, every kind's normalisation and the sweep.
+    #[test]
+    fn multi_byte_text_next_to_defang_markers_is_handled_here() {
+        let markers = [
+            "hxxp://", "hxxps://", "HXXP://", "hxxp", "[.]", "(.)", "{.}", "[dot]", "(dot)",
+            "(DOT)", " dot ", "[:]", "[://]", "[@]", "[at]", "(at)", "(AT)",
+        ];
+        let characters = [
+            "é", "Ω", "Ж", "中", "\u{200B}", "\u{202E}", "\u{FEFF}", "🦀",
+        ];
+        for marker in markers {
+            for character in characters {
+                for before in 0..9 {
+                    for after in 0..3 {
+                        let text = format!(
+                            "{}{marker}{}evil.example",
+                            character.repeat(before),
+                            character.repeat(after)
+                        );
+                        let refanged = refang(&text);
+                        assert!(!refanged.is_empty(), "{text:?}");
+                        for kind in EntityKind::ALL {
+                            if let Some(value) = normalize(*kind, &text) {
+                                assert!(!value.is_empty(), "{kind} {text:?}");
+                            }
+                        }
+                        let mut entities = Entities::default();
+                        entities.sweep(&text);
+                        entities.sweep(&format!("see {text} and {text}@{text}"));
+                        entities.add(EntityKind::Url, &format!("hxxps://{text}/x"));
+                    }
+                }
+            }
+        }
+        // The text the Microsoft parsers used to mark or drop reads as itself.
+        assert_eq!(refang("Программа.exe -x"), "Программа.exe -x");
+        assert_eq!(refang("[.][.][.][.]ЖЖЖЖ"), "....ЖЖЖЖ");
+        assert_eq!(refang("ΩΩΩΩ[@]evil[.]com"), "ΩΩΩΩ@evil.com");
+        check(
+            EntityKind::Email,
+            "ΩΩΩΩΩΩΩΩ@evil.com",
+            Some("ωωωωωωωω@evil.com"),
+        );
+        check(EntityKind::Url, "hxxp://ΩΩΩΩ", Some("http://ΩΩΩΩ"));
+        let mut entities = Entities::default();
+        entities.sweep("Программа.exe hxxp://198.51.100[.]23/ü.ps1 ΩΩΩ");
+        assert!(
+            entities.contains(EntityKind::Url, "http://198.51.100.23/ü.ps1"),
+            "{entities:?}"
+        );
+    }
+
+    #[test]
+    fn a_sweep_reads_the_head_of_a_huge_text_and_cuts_on_a_character() {
+        let mut entities = Entities::default();
+        let filler = "é".repeat(MAX_SWEPT_BYTES);
+        entities.sweep(&format!("ip 203.0.113.9 {filler} 198.51.100.7"));
+        assert!(entities.contains(EntityKind::Ip, "203.0.113.9"));
+        assert!(!entities.contains(EntityKind::Ip, "198.51.100.7"));
+        assert_eq!(head("aé", 2), "a");
+        assert_eq!(head("aé", 3), "aé");
+        assert_eq!(head("", 0), "");
     }
 
     #[test]

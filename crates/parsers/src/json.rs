@@ -34,24 +34,30 @@ pub fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     }
 }
 
+/// The longest placeholder below ("undefined", "<unknown>").
+const PLACEHOLDER_MAX_BYTES: usize = 9;
+
 /// Whether a string says nothing: empty, or one of the placeholders tools write.
 pub fn is_placeholder(text: &str) -> bool {
     let trimmed = text.trim();
+    // Every placeholder is short: a long value is never lower-cased just to tell, which
+    // would copy a hostile multi-megabyte string on every read of it.
     trimmed.is_empty()
-        || matches!(
-            trimmed.to_ascii_lowercase().as_str(),
-            "-" | "--"
-                | "n/a"
-                | "na"
-                | "null"
-                | "(null)"
-                | "none"
-                | "nil"
-                | "unknown"
-                | "undefined"
-                | "<unknown>"
-                | "?"
-        )
+        || trimmed.len() <= PLACEHOLDER_MAX_BYTES
+            && matches!(
+                trimmed.to_ascii_lowercase().as_str(),
+                "-" | "--"
+                    | "n/a"
+                    | "na"
+                    | "null"
+                    | "(null)"
+                    | "none"
+                    | "nil"
+                    | "unknown"
+                    | "undefined"
+                    | "<unknown>"
+                    | "?"
+            )
 }
 
 /// A non-placeholder string at `path`, trimmed.

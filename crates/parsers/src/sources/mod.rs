@@ -29,7 +29,6 @@ pub mod splunk;
 pub mod proofpoint_tap;
 pub mod sublime;
 pub mod suricata;
-mod text_guard;
 pub mod zeek;
 
 // --- Anything else ---

@@ -26,7 +26,6 @@ use crate::builder::AlertBuilder;
 use crate::entities::normalize_ip;
 use crate::json::{array_at, f64_at, first_str, str_at, strings_at, text_at};
 use crate::registry::Schema;
-use crate::sources::text_guard::entity_safe;
 use crate::time::first_time;
 
 pub static MESSAGE: Schema = Schema {
@@ -286,7 +285,7 @@ fn parse_message(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
                 if let Some(url) = as_url(indicator) {
                     urls.push(url);
                 } else {
-                    alert.entity(EntityKind::Domain, entity_safe(indicator));
+                    alert.entity(EntityKind::Domain, Some(indicator));
                 }
             }
             Some("attachment") => {
@@ -307,12 +306,10 @@ fn parse_message(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
 
     let header_from = str_at(event, "headerFrom").and_then(address_of);
     let envelope_sender = str_at(event, "sender");
-    let sender = header_from
-        .or_else(|| first_str(event, &["fromAddress.0", "sender"]))
-        .and_then(entity_safe);
+    let sender = header_from.or_else(|| first_str(event, &["fromAddress.0", "sender"]));
     let mut recipients: Vec<String> = Vec::new();
     for key in ["recipient", "toAddresses", "ccAddresses"] {
-        for recipient in strings_at(event, key).into_iter().filter_map(entity_safe) {
+        for recipient in strings_at(event, key) {
             if recipients.len() < 100
                 && !recipients
                     .iter()
@@ -332,7 +329,6 @@ fn parse_message(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
     alert.signals.email = Some(EmailSignal {
         envelope_sender: envelope_sender
             .filter(|envelope| sender.is_none_or(|sender| !sender.eq_ignore_ascii_case(envelope)))
-            .and_then(entity_safe)
             .map(str::to_string),
         sender: sender.map(str::to_string),
         sender_ip: str_at(event, "senderIP").and_then(normalize_ip),
@@ -347,7 +343,7 @@ fn parse_message(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
         sender_display_name: str_at(event, "headerFrom").and_then(display_name_of),
         reply_to: strings_at(event, "replyToAddress")
             .into_iter()
-            .find_map(entity_safe)
+            .next()
             .map(str::to_string),
     });
     // The envelope recipients are the organisation's own mailboxes (TAP filters inbound
@@ -356,13 +352,11 @@ fn parse_message(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
         alert.entity(EntityKind::User, Some(recipient));
     }
     for reply_to in strings_at(event, "replyToAddress") {
-        alert.entity(EntityKind::Email, entity_safe(reply_to));
+        alert.entity(EntityKind::Email, Some(reply_to));
     }
     alert.entity(
         EntityKind::Email,
-        str_at(event, "headerReplyTo")
-            .and_then(address_of)
-            .and_then(entity_safe),
+        str_at(event, "headerReplyTo").and_then(address_of),
     );
     alert
         .tag(str_at(event, "quarantineFolder"))
@@ -412,7 +406,7 @@ fn parse_click(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
         "click id",
         str_at(event, "threatURL").map(str::to_string),
     );
-    let recipient = str_at(event, "recipient").and_then(entity_safe);
+    let recipient = str_at(event, "recipient");
     // One user clicking the same threat again is one story.
     alert.coalesce_key(
         text_at(event, "threatID")
@@ -428,9 +422,7 @@ fn parse_click(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
     });
     alert.signals.source_verdict = verdict(Some(event), classification.as_deref());
     alert.signals.email = Some(EmailSignal {
-        sender: str_at(event, "sender")
-            .and_then(entity_safe)
-            .map(str::to_string),
+        sender: str_at(event, "sender").map(str::to_string),
         sender_ip: str_at(event, "senderIP").and_then(normalize_ip),
         recipients: recipient.map(str::to_string).into_iter().collect(),
         urls: url.and_then(as_url).into_iter().collect(),
@@ -502,7 +494,6 @@ fn verdict(threat: Option<&Value>, classification: Option<&str>) -> Option<Sourc
 
 /// A threat's URL; TAP writes some without their scheme ("evil.example/login").
 fn as_url(text: &str) -> Option<String> {
-    let text = entity_safe(text)?;
     if text.contains("://") {
         Some(text.to_string())
     } else if text.contains('.') && !text.contains(char::is_whitespace) && !text.contains('@') {

@@ -33,7 +33,6 @@ use crate::builder::AlertBuilder;
 use crate::entities::{IpScope, ip_scope, normalize_ip};
 use crate::json::{array_at, at, bool_at, first_str, str_at, strings_at, text_at};
 use crate::registry::Schema;
-use crate::sources::text_guard::entity_safe;
 use crate::time::first_time;
 
 pub static ALERT: Schema = Schema {
@@ -204,10 +203,10 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         alert.tag(Some(&format!("attack score: {verdict}")));
     }
 
-    let mailbox = message_str(raw, &["mailbox.email.email", "mailbox.email"]).and_then(entity_safe);
+    let mailbox = message_str(raw, &["mailbox.email.email", "mailbox.email"]);
     let mut recipients: Vec<String> = Vec::new();
     let mut add_recipient = |address: Option<&str>| {
-        if let Some(address) = address.and_then(entity_safe)
+        if let Some(address) = address
             && recipients.len() < 100
             && !recipients
                 .iter()
@@ -226,7 +225,6 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         .iter()
         .filter_map(|link| str_at(link, "href_url.url"))
         .filter(|url| url.contains("://"))
-        .filter_map(entity_safe)
         .map(str::to_string)
         .take(50)
         .collect();
@@ -271,12 +269,11 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     for reply_to in message_array(raw, "headers.reply_to") {
         alert.entity(
             EntityKind::Email,
-            first_str(reply_to, &["email.email", "email"]).and_then(entity_safe),
+            first_str(reply_to, &["email.email", "email"]),
         );
     }
-    let sender = message_str(raw, &["sender.email.email", "sender.email"]).and_then(entity_safe);
+    let sender = message_str(raw, &["sender.email.email", "sender.email"]);
     let envelope_sender = message_str(raw, &["headers.return_path.email"])
-        .and_then(entity_safe)
         .filter(|envelope| sender.is_none_or(|sender| !sender.eq_ignore_ascii_case(envelope)));
     alert.signals.email = Some(EmailSignal {
         sender: sender.map(str::to_string),
@@ -293,9 +290,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         sender_display_name: display_name.map(|name| crate::builder::truncate(name, 200)),
         reply_to: message_array(raw, "headers.reply_to")
             .iter()
-            .find_map(|reply_to| {
-                first_str(reply_to, &["email.email", "email"]).and_then(entity_safe)
-            })
+            .find_map(|reply_to| first_str(reply_to, &["email.email", "email"]))
             .map(str::to_string),
     });
     Ok(alert.finish())

@@ -17,7 +17,6 @@ use crate::builder::AlertBuilder;
 use crate::entities::{IpScope, ip_scope, normalize_ip};
 use crate::json::{array_at, first_str, str_at, strings_at, text_at, u64_at};
 use crate::registry::Schema;
-use crate::sources::text_guard::entity_safe;
 use crate::time::time_at;
 
 pub static EVE: Schema = Schema {
@@ -103,17 +102,10 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
                 "dns.queries.0.rrname",
             ],
         )
-        .and_then(entity_safe)
         .map(str::to_string),
     });
-    alert.entity(
-        sleuth_domain::EntityKind::Url,
-        http_url(raw).as_deref().and_then(entity_safe),
-    );
-    alert.entity(
-        sleuth_domain::EntityKind::Ip,
-        str_at(raw, "xff").and_then(entity_safe),
-    );
+    alert.entity(sleuth_domain::EntityKind::Url, http_url(raw).as_deref());
+    alert.entity(sleuth_domain::EntityKind::Ip, str_at(raw, "xff"));
     for file in array_at(raw, "files") {
         alert
             .hash(str_at(file, "sha256"))

@@ -22,7 +22,6 @@ use crate::entities::{IpScope, hash_kind, ip_scope, normalize_domain, normalize_
 use crate::json::{first_str, first_text, str_at, strings_at, u64_at};
 use crate::registry::Schema;
 use crate::sources::suricata::direction;
-use crate::sources::text_guard::{entity_safe, sweepable};
 use crate::time::time_at;
 
 pub static NOTICE: Schema = Schema {
@@ -94,7 +93,6 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     let direction = direction(source_ip.as_deref(), destination_ip.as_deref());
     let hostname = sub
         .filter(|_| note == "Intel::Notice")
-        .and_then(entity_safe)
         .and_then(normalize_domain);
     alert.signals.network = Some(NetworkSignal {
         source_ip: source_ip.clone(),
@@ -147,7 +145,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     // The sub-message holds what the message summarises: sampled targets, an intel
     // indicator, a hash lookup URL. Its addresses and URLs are entities.
     for text in [sub, message].into_iter().flatten() {
-        alert.sweep(Some(&sweepable(text)));
+        alert.sweep(Some(text));
     }
     for digest in hex_tokens(sub) {
         alert.hash(Some(digest));

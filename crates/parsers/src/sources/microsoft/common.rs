@@ -2,8 +2,10 @@
 //! between the REST, Graph and Log Analytics spellings of one field, the classification
 //! vocabulary of Defender and Sentinel, and account and host names as Windows writes them.
 
-use serde_json::{Map, Value};
-use sleuth_domain::{EmailSignal, EntityKind, SourceVerdict};
+use std::borrow::Cow;
+
+use serde_json::Value;
+use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::builder::AlertBuilder;
 use crate::entities::{IpScope, ip_scope, normalize_ip};
@@ -19,7 +21,11 @@ pub(super) const MAX_ITEMS: usize = 100;
 /// A field that may hold JSON either as a value or as a string of JSON text (Sentinel's
 /// `Entities`, Entra's `additionalInfo`, the Management API's `Data`). Text that is not
 /// JSON, or is too long to be worth parsing, reads as absent.
-pub(super) fn embedded(value: Option<&Value>) -> Option<Value> {
+///
+/// A value is borrowed, never copied: a clone recurses once per level of nesting, and an
+/// alert built in memory (not read by serde_json, whose recursion limit bounds parsed
+/// text) may be nested deeper than any stack.
+pub(super) fn embedded(value: Option<&Value>) -> Option<Cow<'_, Value>> {
     match value? {
         Value::String(text) => {
             let text = text.trim();
@@ -30,9 +36,23 @@ pub(super) fn embedded(value: Option<&Value>) -> Option<Value> {
             serde_json::from_str::<Value>(text)
                 .ok()
                 .filter(|parsed| parsed.is_object() || parsed.is_array())
+                .map(Cow::Owned)
         }
-        value @ (Value::Object(_) | Value::Array(_)) => Some(value.clone()),
+        value @ (Value::Object(_) | Value::Array(_)) => Some(Cow::Borrowed(value)),
         _ => None,
+    }
+}
+
+/// The items of an embedded list; a single object reads as a list of one.
+pub(super) fn embedded_list(value: Option<&Value>) -> Cow<'_, [Value]> {
+    match embedded(value) {
+        Some(Cow::Borrowed(Value::Array(list))) => Cow::Borrowed(list.as_slice()),
+        Some(Cow::Borrowed(single @ Value::Object(_))) => {
+            Cow::Borrowed(std::slice::from_ref(single))
+        }
+        Some(Cow::Owned(Value::Array(list))) => Cow::Owned(list),
+        Some(Cow::Owned(single @ Value::Object(_))) => Cow::Owned(vec![single]),
+        _ => Cow::Borrowed(&[]),
     }
 }
 
@@ -81,8 +101,8 @@ pub(super) fn string_list(value: Option<&Value>) -> Vec<String> {
     match value {
         Value::Array(items) => from_array(items),
         Value::String(text) => {
-            if let Some(Value::Array(items)) = embedded(Some(value)) {
-                return from_array(&items);
+            if let Some(Value::Array(items)) = embedded(Some(value)).as_deref() {
+                return from_array(items);
             }
             text.split([',', ';'])
                 .map(str::trim)
@@ -253,28 +273,67 @@ pub(super) fn best_ip<'a>(candidates: impl IntoIterator<Item = &'a str>) -> Opti
 
 /// Adds a user entity for an account written any of the ways Microsoft writes them.
 pub(super) fn add_user(alert: &mut AlertBuilder, user: Option<&str>) {
-    entity(alert, EntityKind::User, user);
+    alert.entity(EntityKind::User, user);
 }
 
-/// Every `Key`/`Value` pair of a list like Entra's `additionalInfo`, or the entries of
-/// an object, as one map. Values stay JSON (some are lists).
-pub(super) fn key_values(value: Option<&Value>) -> Map<String, Value> {
-    let mut map = Map::new();
-    match embedded(value) {
-        Some(Value::Array(pairs)) => {
-            for pair in pairs.iter().take(MAX_ITEMS) {
-                if let (Some(key), Some(value)) = (
-                    text(pair, &["Key", "key", "Name", "name"]),
-                    field(pair, "Value").or_else(|| field(pair, "value")),
-                ) {
-                    map.insert(key, value.clone());
-                }
-            }
-        }
-        Some(Value::Object(object)) => map = object,
-        _ => {}
+/// The pairs of a list like Entra's `additionalInfo` (`Key`/`Value` objects), or the
+/// entries of an object. Values stay JSON (some are lists), borrowed from the alert or
+/// moved out of the text they were embedded in: never copied (see [`embedded`]).
+pub(super) struct KeyValues<'a> {
+    pairs: Vec<(String, Cow<'a, Value>)>,
+}
+
+impl KeyValues<'_> {
+    /// The value of `key`; the last pair wins when a list names a key twice.
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.as_ref())
     }
-    map
+}
+
+const PAIR_KEYS: &[&str] = &["Key", "key", "Name", "name"];
+
+pub(super) fn key_values(value: Option<&Value>) -> KeyValues<'_> {
+    fn pair_value(pair: &Value) -> Option<&Value> {
+        field(pair, "Value").or_else(|| field(pair, "value"))
+    }
+    let pairs = match embedded(value) {
+        Some(Cow::Borrowed(Value::Array(pairs))) => pairs
+            .iter()
+            .take(MAX_ITEMS)
+            .filter_map(|pair| Some((text(pair, PAIR_KEYS)?, Cow::Borrowed(pair_value(pair)?))))
+            .collect(),
+        Some(Cow::Owned(Value::Array(pairs))) => pairs
+            .into_iter()
+            .take(MAX_ITEMS)
+            .filter_map(|mut pair| {
+                let key = text(&pair, PAIR_KEYS)?;
+                // The value moves out under the name `pair_value` would read.
+                let map = pair.as_object_mut()?;
+                let name = if map.contains_key("Value") {
+                    "Value".to_string()
+                } else {
+                    map.keys()
+                        .find(|name| name.eq_ignore_ascii_case("value"))?
+                        .clone()
+                };
+                Some((key, Cow::Owned(map.get_mut(&name)?.take())))
+            })
+            .collect(),
+        Some(Cow::Borrowed(Value::Object(object))) => object
+            .iter()
+            .map(|(key, value)| (key.clone(), Cow::Borrowed(value)))
+            .collect(),
+        Some(Cow::Owned(Value::Object(object))) => object
+            .into_iter()
+            .map(|(key, value)| (key, Cow::Owned(value)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    KeyValues { pairs }
 }
 
 /// Whether a title says the product stopped the activity ("'Emotet' malware was
@@ -294,79 +353,6 @@ pub(super) fn title_says_stopped(title: Option<&str>) -> bool {
     })
 }
 
-/// Whether `text` can go through `entities::refang` without panicking.
-///
-/// FIXME(framework): `refang`, which `Entities::sweep` and `normalize` (for IP, domain,
-/// URL and email values) call, slices the trimmed text at bytes 7 and 8 to look for
-/// `hxxp://` and panics when that cuts a character in two: a command line such as
-/// `Программа.exe -x`, an internationalised domain. Until it checks char boundaries,
-/// the Microsoft parsers keep such text out of those paths. `refang`'s replacements all
-/// begin with `[`, `(`, `{` or a space and shrink text at most five to one: when none
-/// begins in the first 8 bytes those bytes reach the slice unchanged; otherwise ASCII in
-/// the first 48 bytes is enough.
-pub(super) fn refang_safe(text: &str) -> bool {
-    let trimmed = text.trim();
-    let bytes = trimmed.as_bytes();
-    if bytes.len() < 7 {
-        return true;
-    }
-    let head = bytes.get(..8).unwrap_or(bytes);
-    let no_early_replacement = !head
-        .iter()
-        .any(|byte| matches!(byte, b'[' | b'(' | b'{' | b' '));
-    if no_early_replacement {
-        // The first 8 bytes reach the slice unchanged.
-        return trimmed.is_char_boundary(7) && (bytes.len() < 8 || trimmed.is_char_boundary(8));
-    }
-    bytes.iter().take(48).all(u8::is_ascii)
-}
-
-/// `alert.entity`, minus the text `refang` would panic on (see [`refang_safe`]).
-pub(super) fn entity(alert: &mut AlertBuilder, kind: EntityKind, text: Option<&str>) {
-    let refanged_kind = matches!(
-        kind,
-        EntityKind::Ip | EntityKind::Domain | EntityKind::Url | EntityKind::Email
-    );
-    if let Some(text) = text.filter(|text| !refanged_kind || refang_safe(text)) {
-        alert.entity(kind, Some(text));
-    }
-}
-
-/// `alert.sweep`, minus the text `refang` would panic on (see [`refang_safe`]).
-pub(super) fn sweep(alert: &mut AlertBuilder, text: Option<&str>) {
-    alert.sweep(text.filter(|text| refang_safe(text)));
-}
-
-/// An email signal without the addresses and URLs `refang` would panic on when the
-/// builder turns them into entities (see [`refang_safe`]).
-pub(super) fn safe_email(mut email: EmailSignal) -> EmailSignal {
-    let keep = |text: &Option<String>| text.as_deref().is_some_and(refang_safe);
-    if !keep(&email.sender) {
-        email.sender = None;
-    }
-    if !keep(&email.envelope_sender) {
-        email.envelope_sender = None;
-    }
-    if !keep(&email.sender_ip) {
-        email.sender_ip = None;
-    }
-    email.recipients.retain(|recipient| refang_safe(recipient));
-    email.urls.retain(|url| refang_safe(url));
-    email
-}
-
-/// A command line for a process signal, which the builder sweeps: kept whole, behind a
-/// marker when its start would trip `refang` (see [`refang_safe`]).
-pub(super) fn command_line(text: Option<String>) -> Option<String> {
-    text.map(|text| {
-        if refang_safe(&text) {
-            text
-        } else {
-            format!("[non-ASCII] {text}")
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -376,10 +362,13 @@ mod tests {
     #[test]
     fn json_held_in_strings_is_read_and_garbage_is_not() {
         assert_eq!(
-            embedded(Some(&json!("[{\"a\":1}]"))),
-            Some(json!([{"a": 1}]))
+            embedded(Some(&json!("[{\"a\":1}]"))).as_deref(),
+            Some(&json!([{"a": 1}]))
         );
-        assert_eq!(embedded(Some(&json!({"a": 1}))), Some(json!({"a": 1})));
+        assert_eq!(
+            embedded(Some(&json!({"a": 1}))).as_deref(),
+            Some(&json!({"a": 1}))
+        );
         assert_eq!(embedded(Some(&json!("not json"))), None);
         assert_eq!(embedded(Some(&json!("42"))), None);
         assert_eq!(embedded(Some(&json!(7))), None);
@@ -468,20 +457,6 @@ mod tests {
     }
 
     #[test]
-    fn text_that_would_trip_refang_is_recognised() {
-        assert!(refang_safe("powershell.exe -enc AAAA"));
-        assert!(refang_safe("hxxps://evil.example/x"));
-        assert!(refang_safe("Жx"));
-        assert!(!refang_safe("Программа.exe -x"));
-        assert!(!refang_safe("\u{1F980}\u{1F980}\u{1F980}"));
-        assert!(!refang_safe("[.][.][.][.]ЖЖЖЖ"));
-        assert_eq!(
-            command_line(Some("Программа.exe".into())).as_deref(),
-            Some("[non-ASCII] Программа.exe")
-        );
-    }
-
-    #[test]
     fn named_threats_are_malware_unless_merely_unwanted() {
         assert!(names_malware(Some("Ransom:Win32/LockBit.SB")));
         assert!(names_malware(Some("HackTool:Win32/Mimikatz.D")));
@@ -493,10 +468,37 @@ mod tests {
     }
 
     #[test]
+    fn deep_values_are_borrowed_not_copied() {
+        // serde_json's clone recurses once per level; 50,000 levels overflow any test
+        // thread's stack, so this passes only while nothing copies the tree.
+        let mut deep = json!("bottom");
+        for _ in 0..50_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let mut alert = json!({"Entities": [], "additionalInfo": {"k": []}});
+        alert["Entities"] = Value::Array(vec![deep]);
+        assert_eq!(embedded_list(field(&alert, "Entities")).len(), 1);
+        assert!(embedded(field(&alert, "Entities")).is_some());
+        let pairs = json!([{"Key": "k", "Value": "v"}]);
+        assert_eq!(key_values(Some(&pairs)).get("k"), Some(&json!("v")));
+        assert!(
+            key_values(field(&alert, "additionalInfo"))
+                .get("k")
+                .is_some()
+        );
+        // Taken apart by hand: dropping it whole would recurse as deep as a clone.
+        let mut node = alert["Entities"].take();
+        while let Value::Array(mut items) = node {
+            node = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
     fn key_value_lists_become_maps() {
-        let map = key_values(Some(&json!(
-            "[{\"Key\":\"userAgent\",\"Value\":\"curl/8\"},{\"Key\":\"riskReasons\",\"Value\":[\"suspiciousIP\"]}]"
-        )));
+        let text = json!(
+            "[{\"Key\":\"userAgent\",\"Value\":\"curl/8\"},{\"key\":\"riskReasons\",\"value\":[\"suspiciousIP\"]}]"
+        );
+        let map = key_values(Some(&text));
         assert_eq!(map.get("userAgent"), Some(&json!("curl/8")));
         assert_eq!(map.get("riskReasons"), Some(&json!(["suspiciousIP"])));
     }

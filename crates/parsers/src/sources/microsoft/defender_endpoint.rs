@@ -213,8 +213,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> bool {
             "file" => {
                 add_hash(alert, text(record, &["sha256"]).as_deref());
                 add_hash(alert, text(record, &["sha1"]).as_deref());
-                common::entity(
-                    alert,
+                alert.entity(
                     EntityKind::FilePath,
                     file_path(
                         text(record, &["filePath"]).as_deref(),
@@ -225,26 +224,18 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> bool {
             }
             "user" => add_user(alert, user.as_deref()),
             "ip" => {
-                common::entity(
-                    alert,
-                    EntityKind::Ip,
-                    text(record, &["ipAddress"]).as_deref(),
-                );
+                alert.entity(EntityKind::Ip, text(record, &["ipAddress"]).as_deref());
             }
             "url" => {
                 let url = text(record, &["url"]);
                 if !alert_entity_url(alert, url.as_deref()) {
-                    common::entity(alert, EntityKind::Domain, url.as_deref());
+                    alert.entity(EntityKind::Domain, url.as_deref());
                 }
             }
             _ => {
                 // Registry and other records: keep what identifies a thing.
                 add_hash(alert, text(record, &["sha256"]).as_deref());
-                common::entity(
-                    alert,
-                    EntityKind::Ip,
-                    text(record, &["ipAddress"]).as_deref(),
-                );
+                alert.entity(EntityKind::Ip, text(record, &["ipAddress"]).as_deref());
                 add_user(alert, user.as_deref());
             }
         }
@@ -259,7 +250,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> bool {
 fn alert_entity_url(alert: &mut AlertBuilder, url: Option<&str>) -> bool {
     match url {
         Some(url) if url.contains("://") => {
-            common::entity(alert, EntityKind::Url, Some(url));
+            alert.entity(EntityKind::Url, Some(url));
             true
         }
         _ => false,
@@ -271,7 +262,7 @@ fn process_of(record: &Value, user: Option<String>) -> ProcessSignal {
     ProcessSignal {
         path: file_path(text(record, &["filePath"]).as_deref(), name.as_deref()),
         name,
-        command_line: common::command_line(text(record, &["processCommandLine"])),
+        command_line: text(record, &["processCommandLine"]),
         parent_name: text(record, &["parentProcessFileName"]),
         parent_command_line: None,
         user,
@@ -284,12 +275,12 @@ fn process_of(record: &Value, user: Option<String>) -> ProcessSignal {
 
 /// The entities of a process that is not the alert's main one.
 fn add_process_entities(alert: &mut AlertBuilder, process: &ProcessSignal) {
-    common::entity(alert, EntityKind::Process, process.name.as_deref());
-    common::entity(alert, EntityKind::FilePath, process.path.as_deref());
+    alert.entity(EntityKind::Process, process.name.as_deref());
+    alert.entity(EntityKind::FilePath, process.path.as_deref());
     add_hash(alert, process.sha256.as_deref());
     add_hash(alert, process.sha1.as_deref());
     add_user(alert, process.user.as_deref());
-    common::sweep(alert, process.command_line.as_deref());
+    alert.sweep(process.command_line.as_deref());
 }
 
 fn status_says_stopped(record: &Value) -> bool {
@@ -359,7 +350,7 @@ fn parse_siem(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Parse
         .split([';', ','])
         .take(common::MAX_ITEMS)
     {
-        common::entity(&mut alert, EntityKind::Ip, Some(address));
+        alert.entity(EntityKind::Ip, Some(address));
     }
     let user = account_name(str_at(raw, "UserName"), str_at(raw, "UserDomain"), None);
     for logged_on in str_at(raw, "LogOnUsers")
@@ -369,10 +360,10 @@ fn parse_siem(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Parse
     {
         add_user(&mut alert, Some(logged_on));
     }
-    common::entity(&mut alert, EntityKind::Ip, str_at(raw, "IpAddress"));
+    alert.entity(EntityKind::Ip, str_at(raw, "IpAddress"));
     let url = str_at(raw, "Url");
     if !alert_entity_url(&mut alert, url) {
-        common::entity(&mut alert, EntityKind::Domain, url);
+        alert.entity(EntityKind::Domain, url);
     }
 
     let name = str_at(raw, "FileName").map(str::to_string);
@@ -382,7 +373,7 @@ fn parse_siem(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Parse
         alert.signals.process = Some(ProcessSignal {
             path: file_path(str_at(raw, "FilePath"), name.as_deref()),
             name,
-            command_line: common::command_line(str_at(raw, "CommandLine").map(str::to_string)),
+            command_line: str_at(raw, "CommandLine").map(str::to_string),
             user,
             sha256: str_at(raw, "Sha256").map(str::to_string),
             sha1: str_at(raw, "Sha1").map(str::to_string),

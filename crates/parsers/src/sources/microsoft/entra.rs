@@ -139,9 +139,8 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         alert.technique(Some(&technique));
     }
 
-    let location = field(raw, "location")
-        .and_then(|location| common::embedded(Some(location)))
-        .unwrap_or(Value::Null);
+    let location = common::embedded(field(raw, "location"));
+    let location = location.as_deref().unwrap_or(&Value::Null);
     let source_ip = text(raw, &["ipAddress"])
         .or_else(|| info_text("clientIp"))
         .and_then(|address| normalize_ip(&address));
@@ -154,8 +153,8 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     alert.signals.sign_in = Some(SignInSignal {
         user: user.or_else(|| text(raw, &["userDisplayName"])),
         source_ip,
-        country: text(&location, &["countryOrRegion"]),
-        city: text(&location, &["city"]),
+        country: text(location, &["countryOrRegion"]),
+        city: text(location, &["city"]),
         user_agent: info_text("userAgent"),
         risk_level: level,
         risk_reasons: reasons,

@@ -174,14 +174,14 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         if lowered_title.contains("click") {
             email.clicked = Some(true);
         }
-        alert.signals.email = Some(common::safe_email(email));
+        alert.signals.email = Some(email);
     } else if category == Some(AlertCategory::Email) && lowered_title.contains("click") {
-        alert.signals.email = Some(common::safe_email(EmailSignal {
+        alert.signals.email = Some(EmailSignal {
             urls: found.urls.clone(),
             recipients: found.mailboxes.clone(),
             clicked: Some(true),
             ..EmailSignal::default()
-        }));
+        });
     }
     if category == Some(AlertCategory::Identity) || found.application.is_some() {
         alert.signals.sign_in = found.sign_in();
@@ -286,7 +286,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
                     text(record, &["deviceDnsName", "hostName"]).as_deref(),
                 );
                 for address in common::string_list(field(record, "ipInterfaces")) {
-                    common::entity(alert, EntityKind::Ip, Some(&address));
+                    alert.entity(EntityKind::Ip, Some(&address));
                 }
             }
             "userevidence" => {
@@ -297,7 +297,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
             }
             "ipevidence" => {
                 if let Some(address) = text(record, &["ipAddress"]) {
-                    common::entity(alert, EntityKind::Ip, Some(&address));
+                    alert.entity(EntityKind::Ip, Some(&address));
                     found
                         .ips
                         .push((address, text(record, &["countryLetterCode"])));
@@ -305,7 +305,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
             }
             "urlevidence" => {
                 if let Some(url) = text(record, &["url"]) {
-                    common::entity(alert, EntityKind::Url, Some(&url));
+                    alert.entity(EntityKind::Url, Some(&url));
                     found.urls.push(url);
                 }
             }
@@ -318,13 +318,13 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
                 if found.process.is_none() {
                     found.process = Some(process);
                 } else {
-                    common::entity(alert, EntityKind::Process, process.name.as_deref());
-                    common::sweep(alert, process.command_line.as_deref());
+                    alert.entity(EntityKind::Process, process.name.as_deref());
+                    alert.sweep(process.command_line.as_deref());
                 }
             }
             "mailboxevidence" => {
                 if let Some(address) = text(record, &["primaryAddress", "upn"]) {
-                    common::entity(alert, EntityKind::Email, Some(&address));
+                    alert.entity(EntityKind::Email, Some(&address));
                     found.mailboxes.push(address);
                 }
                 if let Some(user) = user_account(field(record, "userAccount")) {
@@ -343,8 +343,7 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
             }
             "azureresourceevidence" | "amazonresourceevidence" | "googlecloudresourceevidence" => {
                 found.cloud_resources += 1;
-                common::entity(
-                    alert,
+                alert.entity(
                     EntityKind::CloudResource,
                     text(
                         record,
@@ -373,8 +372,7 @@ fn read_file(alert: &mut AlertBuilder, details: &Value) {
     add_hash(alert, text(details, &["sha256"]).as_deref());
     add_hash(alert, text(details, &["sha1"]).as_deref());
     add_hash(alert, text(details, &["md5"]).as_deref());
-    common::entity(
-        alert,
+    alert.entity(
         EntityKind::FilePath,
         file_path(
             text(details, &["filePath"]).as_deref(),
@@ -391,7 +389,7 @@ fn process_of(record: &Value) -> ProcessSignal {
     ProcessSignal {
         path: file_path(text(image, &["filePath"]).as_deref(), name.as_deref()),
         name,
-        command_line: common::command_line(text(record, &["processCommandLine"])),
+        command_line: text(record, &["processCommandLine"]),
         parent_name: text(parent, &["fileName"]),
         parent_command_line: None,
         user: user_account(field(record, "userAccount")),

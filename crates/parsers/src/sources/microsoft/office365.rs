@@ -124,8 +124,9 @@ fn product(raw: &Value) -> (&'static str, &'static str, AlertCategory) {
 }
 
 fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError> {
-    let data = embedded(raw.get("Data")).unwrap_or(Value::Null);
-    let data_text = |keys: &[&str]| text(&data, keys);
+    let data = embedded(raw.get("Data"));
+    let data = data.as_deref().unwrap_or(&Value::Null);
+    let data_text = |keys: &[&str]| text(data, keys);
     let name = str_at(raw, "Name")
         .map(str::to_string)
         .or_else(|| data_text(&["an"]));
@@ -175,7 +176,7 @@ fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAler
         match entity_type.as_str() {
             "user" | "recipients" => add_user(&mut alert, Some(object)),
             "sender" => {
-                common::entity(&mut alert, EntityKind::Email, Some(object));
+                alert.entity(EntityKind::Email, Some(object));
             }
             "malwarefamily" => {
                 alert.tag(Some(object));
@@ -220,7 +221,7 @@ fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAler
         })
         .flatten();
     if emailish {
-        alert.signals.email = Some(common::safe_email(EmailSignal {
+        alert.signals.email = Some(EmailSignal {
             sender: data_text(&["tsd"]).map(|sender| sender_address(&sender)),
             envelope_sender: None,
             sender_ip: data_text(&["sip"]),
@@ -235,7 +236,7 @@ fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAler
             // Not carried by this shape.
             sender_display_name: None,
             reply_to: None,
-        }));
+        });
     }
 
     let stopped_by_name = ["removed", "blocked", "quarantined", "restricted", "zapped"]
@@ -361,7 +362,7 @@ fn parse_mail(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Parse
         _ => None,
     };
     let recipients = string_list(raw.get("Recipients"));
-    alert.signals.email = Some(common::safe_email(EmailSignal {
+    alert.signals.email = Some(EmailSignal {
         sender: str_at(raw, "P2Sender").map(sender_address),
         envelope_sender: str_at(raw, "P1Sender").map(sender_address),
         sender_ip: str_at(raw, "SenderIp").map(str::to_string),
@@ -376,7 +377,7 @@ fn parse_mail(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Parse
         // Not carried by this shape.
         sender_display_name: None,
         reply_to: None,
-    }));
+    });
     alert.signals.category = Some(AlertCategory::Email);
 
     let purged = string_list(raw.get("AdditionalActionsAndResults"))
@@ -425,10 +426,10 @@ fn parse_click(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
     alert.tenant(text_at(raw, "OrganizationId"), None);
     alert.tag(str_at(raw, "AppName"));
     alert.tag(action.as_deref());
-    common::entity(&mut alert, EntityKind::Ip, str_at(raw, "UserIp"));
+    alert.entity(EntityKind::Ip, str_at(raw, "UserIp"));
     add_user(&mut alert, user);
     alert.signals.category = Some(AlertCategory::Email);
-    alert.signals.email = Some(common::safe_email(EmailSignal {
+    alert.signals.email = Some(EmailSignal {
         recipients: user
             .filter(|user| user.contains('@'))
             .map(str::to_string)
@@ -438,7 +439,7 @@ fn parse_click(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
         clicked: Some(true),
         click_permitted: permitted,
         ..EmailSignal::default()
-    }));
+    });
     alert.signals.action = Some(match permitted {
         Some(true) => ActionTaken::Allowed,
         Some(false) => ActionTaken::Blocked,

@@ -205,13 +205,7 @@ fn parse_alert(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
             .then(|| percent.round() as u8);
     }
 
-    let entities = embedded(field(raw, "Entities"))
-        .map(|value| match value {
-            Value::Array(list) => list,
-            single @ Value::Object(_) => vec![single],
-            _ => Vec::new(),
-        })
-        .unwrap_or_default();
+    let entities = common::embedded_list(field(raw, "Entities"));
     let facts = read_entities(&mut alert, &entities);
     if let Some(compromised) = compromised.as_deref() {
         if compromised.contains('@') {
@@ -240,7 +234,7 @@ fn apply_facts(
         alert.signals.sign_in = facts.sign_in();
     }
     let delivered = facts.email.as_ref().and_then(|email| email.delivered);
-    alert.signals.email = facts.email.map(common::safe_email);
+    alert.signals.email = facts.email;
     alert.signals.process = facts.process;
     alert.signals.action = Some(if stopped {
         ActionTaken::Blocked
@@ -411,7 +405,7 @@ fn read_entities(alert: &mut AlertBuilder, list: &[Value]) -> EntityFacts {
             }
             "ip" => {
                 if let Some(address) = text(entity, &["Address"]) {
-                    common::entity(alert, EntityKind::Ip, Some(&address));
+                    alert.entity(EntityKind::Ip, Some(&address));
                     let country = field(entity, "Location")
                         .and_then(|location| text(location, &["CountryCode"]));
                     facts.ips.push((address, country));
@@ -419,8 +413,7 @@ fn read_entities(alert: &mut AlertBuilder, list: &[Value]) -> EntityFacts {
             }
             "file" => {
                 facts.files += 1;
-                common::entity(
-                    alert,
+                alert.entity(
                     EntityKind::FilePath,
                     file_path(
                         text(entity, &["Directory"]).as_deref(),
@@ -437,25 +430,20 @@ fn read_entities(alert: &mut AlertBuilder, list: &[Value]) -> EntityFacts {
                 if facts.process.is_none() {
                     facts.process = Some(process);
                 } else {
-                    common::entity(alert, EntityKind::Process, process.name.as_deref());
-                    common::sweep(alert, process.command_line.as_deref());
+                    alert.entity(EntityKind::Process, process.name.as_deref());
+                    alert.sweep(process.command_line.as_deref());
                 }
             }
             "url" => {
                 facts.urls += 1;
-                common::entity(alert, EntityKind::Url, text(entity, &["Url"]).as_deref());
+                alert.entity(EntityKind::Url, text(entity, &["Url"]).as_deref());
             }
             "dns" | "dnsresolution" => {
-                common::entity(
-                    alert,
-                    EntityKind::Domain,
-                    text(entity, &["DomainName"]).as_deref(),
-                );
+                alert.entity(EntityKind::Domain, text(entity, &["DomainName"]).as_deref());
             }
             "mailbox" => {
                 facts.mailboxes += 1;
-                common::entity(
-                    alert,
+                alert.entity(
                     EntityKind::Email,
                     text(entity, &["MailboxPrimaryAddress"]).as_deref(),
                 );
@@ -485,8 +473,7 @@ fn read_entities(alert: &mut AlertBuilder, list: &[Value]) -> EntityFacts {
             }
             "azureresource" => {
                 facts.cloud_resources += 1;
-                common::entity(
-                    alert,
+                alert.entity(
                     EntityKind::CloudResource,
                     text(entity, &["ResourceId"]).as_deref(),
                 );
@@ -535,11 +522,9 @@ fn process_of(entity: &Value, index: &HashMap<String, &Value>) -> ProcessSignal 
             name.as_deref(),
         ),
         name,
-        command_line: common::command_line(text(entity, &["CommandLine", "commandLine"])),
+        command_line: text(entity, &["CommandLine", "commandLine"]),
         parent_name: parent_image.and_then(|image| text(image, &["Name"])),
-        parent_command_line: common::command_line(
-            parent.and_then(|parent| text(parent, &["CommandLine"])),
-        ),
+        parent_command_line: parent.and_then(|parent| text(parent, &["CommandLine"])),
         user: account.and_then(entity_account),
         sha256: hash_of("sha256"),
         sha1: hash_of("sha1"),
@@ -624,8 +609,9 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         }
     };
     let title = text(properties, &["title"]);
-    let additional = embedded(field(properties, "additionalData")).unwrap_or(Value::Null);
-    let products: Vec<String> = string_list(field(&additional, "alertProductNames"));
+    let additional = embedded(field(properties, "additionalData"));
+    let additional = additional.as_deref().unwrap_or(&Value::Null);
+    let products: Vec<String> = string_list(field(additional, "alertProductNames"));
     let alerts = items(properties, &["alerts"]);
     let alert_products: Vec<String> = alerts
         .iter()
@@ -671,7 +657,7 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         } else {
             "Sentinel incident id"
         },
-        text(properties, &["incidentUrl"]).or_else(|| text(&additional, &["providerIncidentUrl"])),
+        text(properties, &["incidentUrl"]).or_else(|| text(additional, &["providerIncidentUrl"])),
     );
     alert.coalesce_key(
         name.or_else(|| text(resource, &["id"]))
@@ -696,10 +682,10 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         alert.tag(Some(product));
     }
     alert.description(text(properties, &["classificationComment"]).as_deref());
-    for tactic in string_list(field(&additional, "tactics")) {
+    for tactic in string_list(field(additional, "tactics")) {
         alert.tactic(Some(&tactic));
     }
-    for technique in string_list(field(&additional, "techniques")) {
+    for technique in string_list(field(additional, "techniques")) {
         alert.technique(Some(&technique));
     }
     for incident_alert in alerts {
@@ -715,8 +701,8 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
     let entities = items(properties, &["relatedEntities"]);
     let facts = read_entities(&mut alert, entities);
     // Incidents without entities still name addresses and accounts in their words.
-    common::sweep(&mut alert, title.as_deref());
-    common::sweep(&mut alert, text(properties, &["description"]).as_deref());
+    alert.sweep(title.as_deref());
+    alert.sweep(text(properties, &["description"]).as_deref());
     let category = forwarded
         .and_then(|(_, (_, category))| category)
         .or_else(|| facts.category());
