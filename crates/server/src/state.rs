@@ -27,6 +27,9 @@ pub struct Shared {
     sandbox: OnceLock<sleuth_sandbox::Sandbox>,
     /// Set once this process has synced the trigger catalog into the store.
     trigger_catalog_synced: tokio::sync::OnceCell<()>,
+    /// Set once this process has created the strategies Sleuth ships (see
+    /// `builtin_strategies`).
+    builtin_strategies_synced: tokio::sync::OnceCell<()>,
 }
 
 impl AppState {
@@ -39,6 +42,7 @@ impl AppState {
             metrics: Metrics::default(),
             sandbox: OnceLock::new(),
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
+            builtin_strategies_synced: tokio::sync::OnceCell::new(),
         }))
     }
 
@@ -81,6 +85,11 @@ impl AppState {
     /// Initialised by the first caller that syncs the trigger catalog (see `firing`).
     pub fn trigger_catalog_synced(&self) -> &tokio::sync::OnceCell<()> {
         &self.0.trigger_catalog_synced
+    }
+
+    /// Initialised by the first caller that creates the shipped strategies.
+    pub fn builtin_strategies_synced(&self) -> &tokio::sync::OnceCell<()> {
+        &self.0.builtin_strategies_synced
     }
 
     pub fn context(&self) -> Arc<Context> {
