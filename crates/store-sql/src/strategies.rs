@@ -3,12 +3,14 @@
 //! partial unique index holds), immutable rules in one table per kind, and
 //! `strategy_version_rules` saying which version holds which rule, in order. Reading a
 //! set of versions is always five queries, whatever their number: the versions, the
-//! memberships of their strategies, and each kind of rule.
+//! memberships of their strategies, and each kind of rule. `strategy_generation` moves in
+//! the transaction of every change the engine would see, so processes can keep the
+//! active strategies and read them again only when it moved.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use sleuth_domain::{CustomOutcomeValue, Priority, Strategy, StrategyEffects, Timestamp};
+use sleuth_domain::{CustomOutcomeValue, Priority, StrategyEffects, Timestamp};
 use sleuth_store::*;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool, Connection};
@@ -513,7 +515,24 @@ async fn insert_strategy(
         at,
     )
     .await?;
+    bump_generation(connection).await?;
     Ok(strategy_id)
+}
+
+/// Moves the generation, inside the transaction of the change.
+async fn bump_generation(connection: &mut AnyConnection) -> StoreResult<()> {
+    sqlx::query("UPDATE strategy_generation SET generation = generation + 1 WHERE id = 1")
+        .execute(&mut *connection)
+        .await
+        .db()?;
+    Ok(())
+}
+
+async fn read_generation(connection: &mut AnyConnection) -> StoreResult<i64> {
+    sqlx::query_scalar("SELECT generation FROM strategy_generation WHERE id = 1")
+        .fetch_one(&mut *connection)
+        .await
+        .db()
 }
 
 pub async fn create_strategy(
@@ -663,6 +682,7 @@ pub async fn update_strategy(
     .await
     .db()?;
     insert_version(&mut transaction, strategy_id, draft, &rules, author_id, at).await?;
+    bump_generation(&mut transaction).await?;
     sqlx::query("UPDATE custom_strategies SET updated_at = $2 WHERE id = $1")
         .bind(strategy_id)
         .bind(micros(at))
@@ -697,8 +717,8 @@ pub async fn set_strategy_standing(
         StrategyStanding::Disabled => "is_enabled = 0",
         StrategyStanding::Archived => "is_archived = 1",
     };
-    // Doing what is already so keeps updated_at as it was.
-    sqlx::query(sqlx::AssertSqlSafe(format!(
+    // Doing what is already so keeps updated_at (and the generation) as they were.
+    let changed = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE custom_strategies SET {change}, updated_at = $2 WHERE id = $1 AND NOT ({change})"
     )))
     .bind(strategy_id)
@@ -706,11 +726,20 @@ pub async fn set_strategy_standing(
     .execute(&mut *transaction)
     .await
     .db()?;
+    if changed.rows_affected() > 0 {
+        bump_generation(&mut transaction).await?;
+    }
     transaction.commit().await.db()
 }
 
-pub async fn active_strategies(pool: &AnyPool) -> StoreResult<Vec<Strategy>> {
+pub async fn strategy_generation(pool: &AnyPool) -> StoreResult<i64> {
     let mut connection = pool.acquire().await.db()?;
+    read_generation(&mut connection).await
+}
+
+pub async fn active_strategies(pool: &AnyPool) -> StoreResult<ActiveStrategies> {
+    let mut connection = pool.acquire().await.db()?;
+    let generation = read_generation(&mut connection).await?;
     let found = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{SELECT_VERSIONS} WHERE v.is_latest = 1 AND s.is_enabled = 1 AND s.is_archived = 0 \
          ORDER BY s.id"
@@ -718,11 +747,15 @@ pub async fn active_strategies(pool: &AnyPool) -> StoreResult<Vec<Strategy>> {
     .fetch_all(&mut *connection)
     .await
     .db()?;
-    Ok(read_versions(&mut connection, &found)
+    let strategies = read_versions(&mut connection, &found)
         .await?
         .iter()
         .map(StrategyRecord::to_engine)
-        .collect())
+        .collect();
+    Ok(ActiveStrategies {
+        generation,
+        strategies,
+    })
 }
 
 pub async fn sync_builtin_strategies(
@@ -845,7 +878,11 @@ impl StrategyStore for SqlStore {
         set_strategy_standing(&self.pool, self.dialect, strategy_id, standing, at).await
     }
 
-    async fn active_strategies(&self) -> StoreResult<Vec<Strategy>> {
+    async fn strategy_generation(&self) -> StoreResult<i64> {
+        strategy_generation(&self.pool).await
+    }
+
+    async fn active_strategies(&self) -> StoreResult<ActiveStrategies> {
         active_strategies(&self.pool).await
     }
 

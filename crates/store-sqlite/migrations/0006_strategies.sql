@@ -86,3 +86,12 @@ CREATE TABLE strategy_version_rules (
     PRIMARY KEY (version_id, kind, rule_id)
 );
 CREATE INDEX strategy_version_rules_by_rule ON strategy_version_rules (kind, rule_id);
+
+-- Moves on every change the engine would see (a strategy created, a new version, enabled,
+-- disabled, archived; not counters), so each process can keep the active strategies and
+-- re-read them only when this moved: one small read per investigation.
+CREATE TABLE strategy_generation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    generation INTEGER NOT NULL
+);
+INSERT INTO strategy_generation (id, generation) VALUES (1, 0);

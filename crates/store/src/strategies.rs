@@ -242,6 +242,13 @@ pub struct StrategyPage {
     pub items: Vec<StrategyRecord>,
 }
 
+/// The strategies in force and the generation they were read at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveStrategies {
+    pub generation: i64,
+    pub strategies: Vec<Strategy>,
+}
+
 /// What an update did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StrategyUpdate {
@@ -300,9 +307,14 @@ pub trait StrategyStore: Send + Sync {
         standing: StrategyStanding,
         at: Timestamp,
     ) -> StoreResult<()>;
+    /// A number that moves on every change the engine would see (a strategy created, a
+    /// new version, a change of standing) and on nothing else (not counters). A process
+    /// keeps the active strategies and reads them again only when this moved.
+    async fn strategy_generation(&self) -> StoreResult<i64>;
     /// The latest versions of the enabled, unarchived strategies, as the engine applies
-    /// them. Read per investigation, so every process sees a change at once.
-    async fn active_strategies(&self) -> StoreResult<Vec<Strategy>>;
+    /// them, with the generation they are at (read first, so a change that commits
+    /// meanwhile is read again next time rather than missed).
+    async fn active_strategies(&self) -> StoreResult<ActiveStrategies>;
     /// Creates each of the strategies Sleuth ships that the store does not have yet (by
     /// `internal_origin_uuid`). Safe to run by several processes at once.
     async fn sync_builtin_strategies(

@@ -256,9 +256,18 @@ pub async fn each_change_is_a_new_version_that_keeps_unchanged_rules(store: Arc<
 }
 
 pub async fn standing_decides_what_the_engine_sees_and_archiving_is_final(store: Arc<dyn Store>) {
+    let empty = store.active_strategies().await.unwrap();
+    assert!(empty.strategies.is_empty());
+    assert_eq!(empty.generation, store.strategy_generation().await.unwrap());
     let first = create(&store, "First").await;
     let second = create(&store, "Second").await;
     let active = store.active_strategies().await.unwrap();
+    assert_eq!(
+        active.generation,
+        empty.generation + 2,
+        "each create moves it"
+    );
+    let active = active.strategies;
     assert_eq!(
         active
             .iter()
@@ -275,7 +284,9 @@ pub async fn standing_decides_what_the_engine_sees_and_archiving_is_final(store:
     let disabled = store.get_strategy(first.id).await.unwrap();
     assert!(!disabled.is_enabled);
     assert_eq!(disabled.updated_at, time(1));
-    // Disabling again is harmless and moves nothing.
+    // Disabling again is harmless and moves nothing; nor does an update that changes
+    // nothing. A real change moves the generation.
+    let generation = store.strategy_generation().await.unwrap();
     store
         .set_strategy_standing(first.id, StrategyStanding::Disabled, time(2))
         .await
@@ -284,8 +295,21 @@ pub async fn standing_decides_what_the_engine_sees_and_archiving_is_final(store:
         store.get_strategy(first.id).await.unwrap().updated_at,
         time(1)
     );
-    let ids = |strategies: Vec<sleuth_domain::Strategy>| {
-        strategies
+    store
+        .update_strategy(second.id, &second.to_draft(), None, time(2))
+        .await
+        .unwrap();
+    assert_eq!(store.strategy_generation().await.unwrap(), generation);
+    let mut renamed = second.to_draft();
+    renamed.title = "Second, renamed".into();
+    store
+        .update_strategy(second.id, &renamed, None, time(2))
+        .await
+        .unwrap();
+    assert_eq!(store.strategy_generation().await.unwrap(), generation + 1);
+    let ids = |active: ActiveStrategies| {
+        active
+            .strategies
             .iter()
             .map(|strategy| strategy.strategy_id)
             .collect::<Vec<_>>()
@@ -300,10 +324,12 @@ pub async fn standing_decides_what_the_engine_sees_and_archiving_is_final(store:
         [first.id, second.id]
     );
 
+    let generation = store.strategy_generation().await.unwrap();
     store
         .set_strategy_standing(second.id, StrategyStanding::Archived, time(4))
         .await
         .unwrap();
+    assert_eq!(store.strategy_generation().await.unwrap(), generation + 1);
     assert_eq!(ids(store.active_strategies().await.unwrap()), [first.id]);
     for refused in [
         store
@@ -420,7 +446,13 @@ pub async fn a_stored_result_counts_its_strategy_effects_and_a_dropped_one_does_
         result: Box::new(result),
         ignored_for: None,
     };
+    let generation = store.strategy_generation().await.unwrap();
     assert!(store.finish_job(&jobs[0], &finish, time(3)).await.unwrap());
+    assert_eq!(
+        store.strategy_generation().await.unwrap(),
+        generation,
+        "counting is not a change the engine sees"
+    );
     // A stale worker's result is dropped, and with it what it would have counted.
     let stale = ClaimedJob {
         lease_token: "not the lease".into(),

@@ -794,10 +794,11 @@ fn draft_strategy(draft: &StrategyDraft, strategy_id: i64, version_id: i64) -> S
 /// The strategies in force, and the same with the draft in place of (or beside) its
 /// strategy.
 async fn backtest_sets(
+    state: &AppState,
     store: &Arc<dyn Store>,
     request: &BacktestRequest,
 ) -> ApiResult<(Vec<Strategy>, Vec<Strategy>)> {
-    let baseline = store.active_strategies().await?;
+    let baseline = pipeline::strategies_in_force(state, store).await?.to_vec();
     let (draft, replaces) = match (&request.strategy, request.strategy_id) {
         (Some(_), Some(_)) | (None, None) => {
             return Err(ApiError::bad_request(
@@ -910,7 +911,7 @@ async fn backtest(
         .map(|value| text_field("tenant_id", value, MAX_TITLE_CHARS, false))
         .transpose()?;
     let store = store(&state).await?;
-    let (baseline, with_draft) = backtest_sets(store, &request).await?;
+    let (baseline, with_draft) = backtest_sets(&state, store, &request).await?;
     let page = store
         .list_investigations(&InvestigationQuery {
             states: vec![InvestigationStatus::Success],

@@ -19,6 +19,7 @@ on_both_backends!(
     a_matching_outcome_rule_decides_the_outcome_and_counts,
     the_lowest_ranking_priority_rule_wins_and_disabled_or_archived_strategies_do_nothing,
     backtesting_reports_what_a_draft_would_change_and_writes_nothing,
+    a_change_through_one_process_applies_to_the_next_investigation_of_another,
 );
 
 const BASE: &str = "/app/api/v1/custom-strategies";
@@ -839,6 +840,55 @@ async fn the_lowest_ranking_priority_rule_wins_and_disabled_or_archived_strategi
     assert_eq!(
         read(&app, disabled_id).await["total_priorities_affected"],
         1
+    );
+}
+
+/// A second Sleuth process on the same database: its own state (and its own kept
+/// strategies), workers only.
+fn other_process(app: &TestApp) -> sleuth_server::AppState {
+    let mut settings = sleuth_server::Settings::default();
+    settings.workers.enabled = false;
+    let state = sleuth_server::AppState::new(settings, sleuth_engine::Context::empty());
+    state.set_store(app.store.clone());
+    state
+}
+
+/// Creates an investigation through the API and lets the other process run it.
+async fn investigate_elsewhere(app: &TestApp, other: &sleuth_server::AppState, tag: &str) -> Value {
+    let investigation_id = app.create(&fresh_crowdstrike(tag)).await;
+    let ran = sleuth_server::workers::drain(other, &app.store)
+        .await
+        .unwrap();
+    assert_eq!(ran, 1);
+    app.get(
+        &format!("/app/api/v1/investigation/{investigation_id}"),
+        &app.reader_key,
+    )
+    .await
+    .json
+}
+
+async fn a_change_through_one_process_applies_to_the_next_investigation_of_another(app: TestApp) {
+    let other = other_process(&app);
+    let before = investigate_elsewhere(&app, &other, "before").await;
+    assert_ne!(before["outcome"], "COMPLETED_FALSE_ALERT");
+
+    let strategy = create(
+        &app,
+        &outcome_strategy("Now", "crowdstrike_falcon_alert", "COMPLETED_FALSE_ALERT"),
+    )
+    .await;
+    let after = investigate_elsewhere(&app, &other, "after").await;
+    assert_eq!(
+        after["outcome"], "COMPLETED_FALSE_ALERT",
+        "the other process saw the new strategy"
+    );
+
+    act(&app, strategy["id"].as_i64().unwrap(), "/disable").await;
+    let disabled = investigate_elsewhere(&app, &other, "disabled").await;
+    assert_eq!(
+        disabled["outcome"], before["outcome"],
+        "and that it was disabled"
     );
 }
 
