@@ -18,6 +18,8 @@ pub enum ErrorCode {
     Unauthorized,
     AccessDenied,
     NotFound,
+    /// The resource is shipped by Sleuth and kept as it is (a protected strategy).
+    Protected,
     MethodNotAllowed,
     PayloadTooLarge,
     ScriptExecutionFailed,
@@ -33,6 +35,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ErrorCode::AccessDenied => (StatusCode::FORBIDDEN, "access_denied"),
             ErrorCode::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ErrorCode::Protected => (StatusCode::CONFLICT, "protected"),
             ErrorCode::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ErrorCode::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ErrorCode::ScriptExecutionFailed => {
@@ -62,7 +65,7 @@ pub struct ErrorBody {
     /// The same message (clients of the original interface read `detail`).
     pub detail: String,
     /// A stable snake_case code: bad_request, unauthorized, access_denied, not_found,
-    /// payload_too_large, script_execution_failed, system_error, not_ready.
+    /// protected, payload_too_large, script_execution_failed, system_error, not_ready.
     pub code: String,
     /// Per-field messages, on validation errors.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 
 use crate::error::{ApiError, ErrorCode};
 
@@ -56,6 +57,16 @@ async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes,
                 ApiError::bad_request(format!("cannot read the request body: {rejection}"))
             }
         })
+}
+
+/// Distinguishes a field sent as `null` (`Some(None)`: clear it) from one left out
+/// (`None`: keep it), for updates: `#[serde(default, deserialize_with = "present")]`.
+pub fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// Deserialises JSON with a message that names the line, column and what was expected.

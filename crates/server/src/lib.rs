@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod builtin_strategies;
 pub mod context_source;
 pub mod dto;
 pub mod error;
@@ -58,6 +59,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::notes::router())
         .merge(routes::feedback::router())
         .merge(routes::users::router())
+        .merge(routes::strategies::router())
 }
 
 /// The OpenAPI document Sleuth serves.

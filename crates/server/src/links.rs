@@ -45,18 +45,23 @@ pub fn page_links(
     query: &InvestigationQuery,
     total: u64,
 ) -> (Option<String>, Option<String>) {
-    let limit = u64::from(query.limit);
-    let next = (query.offset + limit < total)
-        .then(|| page_url(base_url, path, pairs, query.offset + limit, limit));
-    let previous = (query.offset > 0).then(|| {
-        page_url(
-            base_url,
-            path,
-            pairs,
-            query.offset.saturating_sub(limit),
-            limit,
-        )
-    });
+    page_links_at(base_url, path, pairs, query.limit, query.offset, total)
+}
+
+/// The next and previous page URLs of any list paged by `limit` and `offset`.
+pub fn page_links_at(
+    base_url: &str,
+    path: &str,
+    pairs: &QueryPairs,
+    limit: u32,
+    offset: u64,
+    total: u64,
+) -> (Option<String>, Option<String>) {
+    let limit = u64::from(limit);
+    let next =
+        (offset + limit < total).then(|| page_url(base_url, path, pairs, offset + limit, limit));
+    let previous =
+        (offset > 0).then(|| page_url(base_url, path, pairs, offset.saturating_sub(limit), limit));
     (next, previous)
 }
 

@@ -1,5 +1,6 @@
 //! One investigation, top to bottom: the guards (attempts, burst threshold, coalescing),
-//! then history, then the engine, then the stored result. Everything a worker does with a
+//! then history and the custom strategies in force, then the engine, then the stored
+//! result (which counts what the strategies did). Everything a worker does with a
 //! claimed job is here; the worker pool only decides when.
 
 use std::panic::AssertUnwindSafe;
@@ -7,11 +8,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    Canceled, Evidence, Finding, FindingOutcome, InvestigationResult, Outcome, Priority,
-    StrategyEffects,
+    Canceled, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome, Priority,
+    Strategy, StrategyEffects, Timestamp,
 };
 use sleuth_engine::EngineInput;
-use sleuth_store::{ClaimedJob, Finish, GuardWindows, HistoryQuery, JobInput, Store, StoreResult};
+use sleuth_store::{
+    ClaimedJob, Finish, GuardWindows, HistoryQuery, InvestigationRecord, JobInput, Store,
+    StoreResult,
+};
 
 use crate::state::AppState;
 
@@ -85,8 +89,59 @@ async fn investigate(
     input: &JobInput,
 ) -> StoreResult<Finish> {
     let record = &input.investigation;
+    let strategies = strategies_in_force(state, store).await?;
+    let gathered = gather(state, store, record).await?;
+    Ok(
+        match run_engine(state, record, &gathered, &strategies, chrono::Utc::now()) {
+            Some(result) => Finish::Completed {
+                result: Box::new(result),
+                ignored_for: None,
+            },
+            None => Finish::Stopped {
+                canceled: None,
+                error_msg: "the investigation engine failed on this alert; the failure is logged \
+                            for the operator"
+                    .into(),
+            },
+        },
+    )
+}
+
+/// The enabled, unarchived latest versions of the custom strategies. The store's strategy
+/// generation is read for every investigation, so a change made through any process
+/// applies to the next investigation everywhere; the strategies themselves are read again
+/// only when it moved (reading them costs a few milliseconds with twenty strategies, the
+/// generation a fraction of one; docs/strategies.md).
+pub async fn strategies_in_force(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+) -> StoreResult<Arc<Vec<Strategy>>> {
+    crate::builtin_strategies::ensure(state, store).await?;
+    let generation = store.strategy_generation().await?;
+    if let Some(kept) = state.strategies_at(generation) {
+        return Ok(kept);
+    }
+    let active = store.active_strategies().await?;
+    let strategies = Arc::new(active.strategies);
+    state.keep_strategies(active.generation, strategies.clone());
+    Ok(strategies)
+}
+
+/// What the engine reads about a stored investigation's alert besides the alert itself:
+/// its history and the raw content. Gathered once, it can be run with several sets of
+/// strategies (a backtest runs it twice).
+pub struct Gathered {
+    history: History,
+    raw: Map<String, Value>,
+}
+
+/// The history and raw content of the investigation's alert, as a worker reads them.
+pub async fn gather(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    record: &InvestigationRecord,
+) -> StoreResult<Gathered> {
     let alert = &record.alert;
-    let now = chrono::Utc::now();
     let window_hours =
         i64::try_from(state.settings().engine.correlation_window_hours).unwrap_or(72);
     let history = store
@@ -104,37 +159,41 @@ async fn investigate(
         .await?;
     let raw: Map<String, Value> =
         serde_json::from_str(&alert.raw_alert_content).unwrap_or_default();
+    Ok(Gathered { history, raw })
+}
+
+/// Runs the engine on the investigation's alert with the operator's context in force and
+/// these strategies. `None` when the engine panicked (logged): the engine is pure and
+/// should never panic; if a hostile alert finds a way, that one investigation ends in
+/// error and the worker lives on.
+pub fn run_engine(
+    state: &AppState,
+    record: &InvestigationRecord,
+    gathered: &Gathered,
+    strategies: &[Strategy],
+    now: Timestamp,
+) -> Option<InvestigationResult> {
     let context = state.context();
     let engine_input = EngineInput {
-        alert: &alert.parsed,
-        raw: &raw,
-        history: &history,
-        strategies: &[],
+        alert: &record.alert.parsed,
+        raw: &gathered.raw,
+        history: &gathered.history,
+        strategies,
         now,
     };
-    // The engine is pure and should never panic; if a hostile alert finds a way, that one
-    // investigation ends in error and the worker lives on.
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         sleuth_engine::investigate(&engine_input, &context)
     }));
-    Ok(match outcome {
-        Ok(result) => Finish::Completed {
-            result: Box::new(result),
-            ignored_for: None,
-        },
+    match outcome {
+        Ok(result) => Some(result),
         Err(_) => {
             tracing::error!(
                 investigation_id = record.id,
                 "the engine panicked on this alert"
             );
-            Finish::Stopped {
-                canceled: None,
-                error_msg: "the investigation engine failed on this alert; the failure is logged \
-                            for the operator"
-                    .into(),
-            }
+            None
         }
-    })
+    }
 }
 
 fn burst_stop(input: &JobInput, threshold: u64, window_seconds: u64) -> Finish {

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock, RwLock};
 
+use sleuth_domain::Strategy;
 use sleuth_engine::Context;
 use sleuth_store::Store;
 
@@ -27,6 +28,12 @@ pub struct Shared {
     sandbox: OnceLock<sleuth_sandbox::Sandbox>,
     /// Set once this process has synced the trigger catalog into the store.
     trigger_catalog_synced: tokio::sync::OnceCell<()>,
+    /// Set once this process has created the strategies Sleuth ships (see
+    /// `builtin_strategies`).
+    builtin_strategies_synced: tokio::sync::OnceCell<()>,
+    /// The active custom strategies as last read, with the store's strategy generation
+    /// then; read again when the generation moved (see `pipeline::strategies_in_force`).
+    strategies: std::sync::Mutex<Option<(i64, Arc<Vec<Strategy>>)>>,
 }
 
 impl AppState {
@@ -39,6 +46,8 @@ impl AppState {
             metrics: Metrics::default(),
             sandbox: OnceLock::new(),
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
+            builtin_strategies_synced: tokio::sync::OnceCell::new(),
+            strategies: std::sync::Mutex::new(None),
         }))
     }
 
@@ -81,6 +90,30 @@ impl AppState {
     /// Initialised by the first caller that syncs the trigger catalog (see `firing`).
     pub fn trigger_catalog_synced(&self) -> &tokio::sync::OnceCell<()> {
         &self.0.trigger_catalog_synced
+    }
+
+    /// Initialised by the first caller that creates the shipped strategies.
+    pub fn builtin_strategies_synced(&self) -> &tokio::sync::OnceCell<()> {
+        &self.0.builtin_strategies_synced
+    }
+
+    /// The active strategies kept for this generation, if the kept ones are of it.
+    pub fn strategies_at(&self, generation: i64) -> Option<Arc<Vec<Strategy>>> {
+        let kept = match self.0.strategies.lock() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        kept.filter(|(kept_generation, _)| *kept_generation == generation)
+            .map(|(_, strategies)| strategies)
+    }
+
+    /// Keeps the active strategies read at this generation.
+    pub fn keep_strategies(&self, generation: i64, strategies: Arc<Vec<Strategy>>) {
+        let kept = Some((generation, strategies));
+        match self.0.strategies.lock() {
+            Ok(mut guard) => *guard = kept,
+            Err(poisoned) => *poisoned.into_inner() = kept,
+        }
     }
 
     pub fn context(&self) -> Arc<Context> {

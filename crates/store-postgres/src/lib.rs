@@ -40,6 +40,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "memory_events_audit",
         sql: include_str!("../migrations/0005_memory_events_audit.sql"),
     },
+    Migration {
+        version: 6,
+        name: "strategies",
+        sql: include_str!("../migrations/0006_strategies.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

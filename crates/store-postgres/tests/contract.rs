@@ -19,3 +19,4 @@ sleuth_test_support::memory_audit_contract_tests!(open(), |database: &TestDataba
     .url()
     .to_string());
 sleuth_test_support::analyst_contract_tests!(open());
+sleuth_test_support::strategy_contract_tests!(open());

@@ -21,6 +21,7 @@ mod queue;
 mod response_actions;
 pub mod rows;
 mod search;
+mod strategies;
 mod system_events;
 mod tenants;
 mod users;

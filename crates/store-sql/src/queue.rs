@@ -201,6 +201,7 @@ async fn write_result(
     .execute(&mut *connection)
     .await
     .db()?;
+    crate::strategies::count_effects(connection, &result.strategy_effects).await?;
     for tag_name in result.insight_tags.keys() {
         sqlx::query(
             "INSERT INTO investigation_tags (name, investigation_id) VALUES ($1, $2) \

@@ -19,3 +19,4 @@ sleuth_test_support::memory_audit_contract_tests!(open(), |directory: &tempfile:
     format!("sqlite://{}", directory.path().join("sleuth.db").display())
 });
 sleuth_test_support::analyst_contract_tests!(open());
+sleuth_test_support::strategy_contract_tests!(open());

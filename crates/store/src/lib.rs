@@ -12,6 +12,7 @@ mod identity;
 mod model;
 mod query;
 mod response_actions;
+mod strategies;
 mod system_events;
 
 use async_trait::async_trait;
@@ -25,6 +26,7 @@ pub use identity::{alert_identity, canonical_hash};
 pub use model::*;
 pub use query::*;
 pub use response_actions::*;
+pub use strategies::*;
 pub use system_events::*;
 
 /// Every alert belongs to a tenant union; alerts that name none join this one. Each
@@ -63,6 +65,7 @@ pub trait Store:
     + ContextMemoryStore
     + SystemEventStore
     + AuditStore
+    + StrategyStore
     + Send
     + Sync
     + 'static

@@ -9,6 +9,7 @@ pub mod investigation;
 pub mod note;
 pub mod response_action;
 pub mod schema;
+pub mod strategy;
 pub mod system_event;
 pub mod tenant;
 pub mod user;

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 use sleuth_domain::{
-    Canceled, FeedbackStatus, FindingOutcome, HandlerVersion, InvestigationStatus, Outcome,
-    Priority, Role, ScriptRunStatus,
+    Canceled, CustomOutcomeValue, FeedbackStatus, FindingOutcome, HandlerVersion,
+    InvestigationStatus, Outcome, Priority, Role, ScriptRunStatus,
 };
-use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
 
 fn string_enum(values: Vec<&'static str>, nullable: bool) -> utoipa::openapi::schema::Object {
     let mut allowed: Vec<Value> = values.into_iter().map(Value::from).collect();
@@ -46,6 +46,15 @@ enum_schemas! {
     role, role_nullable => Role;
     feedback_status, feedback_status_nullable => FeedbackStatus;
     script_run_status, script_run_status_nullable => ScriptRunStatus;
+    custom_outcome, custom_outcome_nullable => CustomOutcomeValue;
+}
+
+/// An array of outcomes (a priority rule's `outcomes`: at least one).
+pub fn outcome_list() -> utoipa::openapi::schema::Array {
+    ArrayBuilder::new()
+        .items(outcome())
+        .min_items(Some(1))
+        .build()
 }
 
 /// A free-form JSON object.

@@ -8,7 +8,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sleuth_domain::{EntityKind, MemoryVerdict, Role};
 use sleuth_parsers::entities::normalize;
@@ -44,16 +44,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_items))
 }
 
-/// Distinguishes a field sent as `null` (`Some(None)`: clear it) from one left out
-/// (`None`: keep it), for updates.
-fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// An item to create, or the fields of one to change (an update keeps what it leaves
 /// out, and clears what it sends as null).
 #[derive(Debug, Deserialize, ToSchema)]
@@ -62,20 +52,20 @@ pub struct ContextMemoryRequest {
     /// The operator's words, 1 to 5000 characters. Required on create.
     pub text: Option<String>,
     /// Only alerts of this tenant union (null or absent: any union).
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<i64>)]
     pub tenant_union_id: Option<Option<i64>>,
     /// Only alerts naming this tenant id, 1 to 255 characters (null or absent: any tenant).
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<String>)]
     pub tenant_id: Option<Option<String>>,
     /// A label for the tenant id (shown, never matched); needs `tenant_id`.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<String>)]
     pub tenant_label: Option<Option<String>>,
     /// A hint `{"entity": {"type", "value"}, "verdict": "benign"|"malicious", "note"}` or
     /// an array of at most 100 of them.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<Vec<ContextMemoryHintDto>>)]
     pub hints: Option<Option<Value>>,
 }

@@ -12,6 +12,7 @@ pub mod notes;
 pub mod response_actions;
 pub mod schema;
 pub mod schema_keys;
+pub mod strategies;
 pub mod system_events;
 pub mod tenants;
 pub mod users;

@@ -32,6 +32,7 @@ pub const DOCS_PATH: &str = "/app/api/v1/schema/docs";
         (name = "notes", description = "Analysts' notes on investigations"),
         (name = "feedback", description = "Feedback and review of concluded investigations"),
         (name = "users", description = "Users and API keys (admin)"),
+        (name = "custom-strategies", description = "Custom strategies: outcome and priority rules and instructions on top of the engine, versioned, with backtesting (admin)"),
     )
 )]
 pub struct ApiDoc;

@@ -11,5 +11,6 @@ mod engine;
 mod foundation;
 mod investigations;
 mod response_actions;
+mod strategies;
 mod system_events;
 mod users;

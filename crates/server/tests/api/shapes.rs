@@ -38,6 +38,7 @@ enum Kind {
     Data,
     Enum(&'static [&'static str]),
     Strings,
+    Uuid,
     Shape(fn(&Value, &str)),
     ArrayOf(fn(&Value, &str)),
 }
@@ -136,6 +137,15 @@ fn check_kind(value: &Value, kind: Kind, path: &str) {
             assert!(
                 items.iter().all(Value::is_string),
                 "{path} must hold strings"
+            );
+        }
+        Kind::Uuid => {
+            let text = value
+                .as_str()
+                .unwrap_or_else(|| panic!("{path} must be a uuid string"));
+            assert!(
+                uuid::Uuid::parse_str(text).is_ok(),
+                "{path} is not a uuid: {text}"
             );
         }
         Kind::Shape(check_shape) => check_shape(value, path),
@@ -421,5 +431,107 @@ pub fn assert_note(value: &Value) {
             field("updated_at", Kind::DateTime),
         ],
         "note",
+    );
+}
+
+const CUSTOM_OUTCOMES: &[&str] = &[
+    "COMPLETED_BREACHED_CONFIRMED",
+    "COMPLETED_BREACHED_SUSPICIOUS",
+    "COMPLETED_FALSE_ALERT",
+];
+
+fn integer(value: &Value, path: &str) {
+    check_kind(value, Kind::Integer, path);
+}
+
+fn outcome_value(value: &Value, path: &str) {
+    check_kind(value, Kind::Enum(OUTCOMES), path);
+}
+
+fn custom_instruction(value: &Value, path: &str) {
+    check(
+        value,
+        &[
+            field("id", Kind::Integer),
+            field("content", Kind::Text),
+            field("created_at", Kind::DateTime),
+            nullable("internal_origin_uuid", Kind::Uuid),
+            field("strategy_versions", Kind::ArrayOf(integer)),
+            field("usage_count", Kind::Integer),
+        ],
+        path,
+    );
+}
+
+fn custom_outcome(value: &Value, path: &str) {
+    check(
+        value,
+        &[
+            field("id", Kind::Integer),
+            field("condition", Kind::Object),
+            field("outcome", Kind::Enum(CUSTOM_OUTCOMES)),
+            field("conclusions_affected", Kind::Integer),
+            field("created_at", Kind::DateTime),
+            nullable("internal_origin_uuid", Kind::Uuid),
+            field("strategy_versions", Kind::ArrayOf(integer)),
+        ],
+        path,
+    );
+}
+
+fn custom_priority(value: &Value, path: &str) {
+    check(
+        value,
+        &[
+            field("id", Kind::Integer),
+            field("priority", Kind::Enum(PRIORITIES)),
+            field("ranking", Kind::Integer),
+            field("outcomes", Kind::ArrayOf(outcome_value)),
+            nullable("insight_tag_rule", Kind::Object),
+            field("priorities_affected", Kind::Integer),
+            field("created_at", Kind::DateTime),
+            nullable("internal_origin_uuid", Kind::Uuid),
+            field("strategy_versions", Kind::ArrayOf(integer)),
+        ],
+        path,
+    );
+    let ranking = value["ranking"].as_i64().unwrap_or_default();
+    assert!(
+        (1..=2_147_483_647).contains(&ranking),
+        "{path}.ranking out of range"
+    );
+    assert!(
+        !value["outcomes"].as_array().is_none_or(Vec::is_empty),
+        "{path}.outcomes needs at least one item"
+    );
+}
+
+/// SPEC's Custom strategy (combined strategy and one version).
+pub fn assert_strategy(value: &Value) {
+    check(
+        value,
+        &[
+            field("id", Kind::Integer),
+            field("version_id", Kind::Integer),
+            field("internal_origin_uuid", Kind::Uuid),
+            field("title", Kind::Text),
+            nullable("scenario", Kind::Text),
+            field("alert_sources", Kind::Strings),
+            field("attack_surfaces", Kind::Strings),
+            field("mitre_tactics", Kind::Strings),
+            field("is_archived", Kind::Boolean),
+            field("is_enabled", Kind::Boolean),
+            field("is_latest", Kind::Boolean),
+            field("is_protected", Kind::Boolean),
+            field("instructions", Kind::ArrayOf(custom_instruction)),
+            field("outcomes", Kind::ArrayOf(custom_outcome)),
+            field("priorities", Kind::ArrayOf(custom_priority)),
+            field("total_conclusions_affected", Kind::Integer),
+            field("total_instructions_used", Kind::Integer),
+            field("total_priorities_affected", Kind::Integer),
+            field("created_at", Kind::DateTime),
+            field("updated_at", Kind::DateTime),
+        ],
+        "strategy",
     );
 }
