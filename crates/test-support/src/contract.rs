@@ -387,22 +387,39 @@ pub async fn a_batch_of_creates_answers_each_on_its_own(store: Arc<dyn Store>) {
         }
     }
     assert_eq!(refusals, 1, "only the unknown tenant union is refused");
-    assert!(distinct.iter().all(|created| matches!(created, Created::New(_))));
-    let distinct_ids: std::collections::BTreeSet<i64> =
-        distinct.iter().map(|created| created.investigation_id()).collect();
-    assert_eq!(distinct_ids.len(), 20, "twenty alerts, twenty investigations");
     assert!(
-        forced.iter().all(|created| matches!(created, Created::New(_))),
+        distinct
+            .iter()
+            .all(|created| matches!(created, Created::New(_)))
+    );
+    let distinct_ids: std::collections::BTreeSet<i64> = distinct
+        .iter()
+        .map(|created| created.investigation_id())
+        .collect();
+    assert_eq!(
+        distinct_ids.len(),
+        20,
+        "twenty alerts, twenty investigations"
+    );
+    assert!(
+        forced
+            .iter()
+            .all(|created| matches!(created, Created::New(_))),
         "forcing always makes a new investigation: {forced:?}"
     );
-    let forced_ids: std::collections::BTreeSet<i64> =
-        forced.iter().map(|created| created.investigation_id()).collect();
+    let forced_ids: std::collections::BTreeSet<i64> = forced
+        .iter()
+        .map(|created| created.investigation_id())
+        .collect();
     assert_eq!(forced_ids.len(), 3);
     // The unforced repeats all point at investigations of the one alert: the first one's,
     // or a forced one's if it came first.
     let repeat_ids: std::collections::BTreeSet<i64> = repeats.iter().copied().collect();
     let first_of_repeated = repeat_ids.difference(&forced_ids).count();
-    assert!(first_of_repeated <= 1, "repeats share investigations: {repeat_ids:?}");
+    assert!(
+        first_of_repeated <= 1,
+        "repeats share investigations: {repeat_ids:?}"
+    );
     let investigations_of_repeated = 3 + first_of_repeated as u64;
     assert_eq!(
         store.pending_jobs().await.unwrap(),
