@@ -318,7 +318,8 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
         "sqlite" => format!(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows})"
         ),
-        _ => format!("WITH n(i) AS (SELECT generate_series(1, {rows}))"),
+        // bigint: i * 1000000 (microseconds) overflows int4 past 2,147 rows.
+        _ => format!("WITH n(i) AS (SELECT generate_series(1::bigint, {rows}))"),
     };
     // A CASE, not a correlated subquery: SQLite refuses column references in OFFSET.
     let source = format!(

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use sleuth_domain::{FeedbackStatus, InvestigationStatus, Outcome, Priority, Timestamp};
 use sleuth_store::*;
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::rows::{self, micros};
 use crate::users::{read_user, user_columns};
@@ -138,7 +138,7 @@ pub async fn create_note(
     at: Timestamp,
 ) -> StoreResult<NoteRecord> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     lock_investigation(&mut transaction, dialect, investigation_id).await?;
     let note_id: i64 = sqlx::query_scalar(
         "INSERT INTO investigation_notes (investigation_id, user_id, text, created_at, updated_at) \
@@ -201,7 +201,7 @@ pub async fn update_note(
     at: Timestamp,
 ) -> StoreResult<NoteRecord> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let investigation_id = note_investigation(&mut transaction, note_id).await?;
     lock_investigation(&mut transaction, dialect, investigation_id).await?;
     let updated =
@@ -224,7 +224,7 @@ pub async fn update_note(
 
 pub async fn delete_note(pool: &AnyPool, dialect: Dialect, note_id: i64) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let investigation_id = note_investigation(&mut transaction, note_id).await?;
     lock_investigation(&mut transaction, dialect, investigation_id).await?;
     let deleted = sqlx::query("DELETE FROM investigation_notes WHERE id = $1")
@@ -249,7 +249,7 @@ pub async fn apply_feedback(
     at: Timestamp,
 ) -> StoreResult<FeedbackApplied> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let (status, previous_status) =
         lock_investigation(&mut transaction, dialect, investigation_id).await?;
     if status != InvestigationStatus::Success {

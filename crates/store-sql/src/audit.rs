@@ -10,8 +10,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use sleuth_store::*;
+use sqlx::AnyPool;
 use sqlx::any::AnyRow;
-use sqlx::{AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::builder::SqlBuilder;
@@ -82,7 +82,7 @@ async fn append_batch(
     batch: &[AppendRequest],
 ) -> StoreResult<Vec<AuditEntry>> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let head_sql = match dialect {
         Dialect::Sqlite => "SELECT seq, hash FROM audit_chain_head WHERE id = 1",
         Dialect::Postgres => "SELECT seq, hash FROM audit_chain_head WHERE id = 1 FOR UPDATE",

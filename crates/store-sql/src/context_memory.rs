@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sleuth_domain::{Entity, MemoryItem, MemoryVerdict, Timestamp};
 use sleuth_store::*;
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
 use crate::rows::{self, micros};
@@ -135,7 +135,7 @@ pub async fn create_memory_item(
     at: Timestamp,
 ) -> StoreResult<MemoryItemRecord> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     check_tenant_union(&mut transaction, item.scope.tenant_union_id).await?;
     let item_id: i64 = sqlx::query_scalar(
         "INSERT INTO context_memory_items (text, tenant_union_id, tenant_id, tenant_label, hints, \
@@ -167,7 +167,7 @@ pub async fn update_memory_item(
     at: Timestamp,
 ) -> StoreResult<MemoryItemRecord> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     check_tenant_union(&mut transaction, item.scope.tenant_union_id).await?;
     let updated = sqlx::query(
         "UPDATE context_memory_items SET text = $2, tenant_union_id = $3, tenant_id = $4, \
@@ -197,7 +197,7 @@ pub async fn update_memory_item(
 
 pub async fn delete_memory_item(pool: &AnyPool, dialect: Dialect, item_id: i64) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     sqlx::query("DELETE FROM context_memory_entities WHERE item_id = $1")
         .bind(item_id)
         .execute(&mut *transaction)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use sleuth_domain::{EntityKind, InvestigationStatus};
 use sleuth_store::{Created, NewAlert, StoreError, StoreResult};
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::{AnyConnection, AnyPool};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::rows::{self, micros};
@@ -109,7 +109,7 @@ async fn write_batch_set_based(
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<Created>> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let created = crate::create_batch::write(&mut transaction, dialect, batch).await?;
     if dialect == Dialect::Postgres
         && created
@@ -130,7 +130,7 @@ async fn try_write_batch(
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<StoreResult<Created>>> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let mut results = Vec::with_capacity(batch.len());
     let mut any_new = false;
     for request in batch {

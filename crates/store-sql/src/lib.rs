@@ -56,6 +56,33 @@ impl Dialect {
     }
 }
 
+/// SQLite lets one writer in at a time, and a writer that finds the file locked waits in
+/// SQLite's busy handler, which sleeps (1, 2, 5, 10, … ms) instead of waking when the lock
+/// frees. Under load (the create writer, the audit writer and the workers all writing) those
+/// sleeps, not the work, set the pace. So this process's SQLite writers first take turns on
+/// an async lock and meet SQLite's lock free; other processes still meet the busy handler.
+/// One lock for the process (not per database file): simpler, and several SQLite stores in
+/// one process only happen in tests.
+static SQLITE_WRITE_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A write transaction, after this process's turn to write (SQLite). Keep the returned turn
+/// alive until the transaction ends; never begin a second write while holding one.
+pub(crate) async fn begin_write(
+    connection: &mut sqlx::AnyConnection,
+    dialect: Dialect,
+) -> StoreResult<(
+    Option<tokio::sync::MutexGuard<'static, ()>>,
+    sqlx::Transaction<'_, sqlx::Any>,
+)> {
+    use sqlx::Connection;
+    let turn = match dialect {
+        Dialect::Sqlite => Some(SQLITE_WRITE_TURN.lock().await),
+        Dialect::Postgres => None,
+    };
+    let transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    Ok((turn, transaction))
+}
+
 /// Tuning of the shared store.
 #[derive(Debug, Clone)]
 pub struct SqlStoreOptions {

@@ -5,7 +5,7 @@
 
 use sleuth_domain::{Canceled, Priority, Timestamp};
 use sleuth_store::{ClaimedJob, Finish, GuardWindows, JobInput, StoreError, StoreResult};
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, investigations, search};
@@ -26,7 +26,7 @@ pub async fn claim_jobs(
         Dialect::Postgres => CLAIM_SQL_POSTGRES,
     };
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let claimed: Vec<(i64, i64)> = sqlx::query_as(claim_sql)
         .bind(worker)
         .bind(&lease_token)
@@ -131,7 +131,7 @@ pub async fn finish_job(
     at: Timestamp,
 ) -> StoreResult<bool> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let released = sqlx::query("DELETE FROM jobs WHERE investigation_id = $1 AND lease_token = $2")
         .bind(job.investigation_id)
         .bind(&job.lease_token)
@@ -245,7 +245,7 @@ pub async fn release_jobs(
 ) -> StoreResult<()> {
     for job in jobs {
         let mut connection = pool.acquire().await.db()?;
-        let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+        let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
         let released = sqlx::query(
             "UPDATE jobs SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, \
              attempts = attempts - 1 WHERE investigation_id = $1 AND lease_token = $2",
@@ -284,7 +284,7 @@ pub async fn cancel_investigation(
     at: Timestamp,
 ) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let updated = sqlx::query(
         "UPDATE investigations SET status = 'error', canceled = 'CANCEL_MANUAL', \
          error_msg = 'Canceled by an analyst before it concluded.', updated_at = $2 \

@@ -236,7 +236,8 @@ async fn sync_trigger_catalog(
     catalog: &[TriggerCatalogEntry],
     at: Timestamp,
 ) -> StoreResult<()> {
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     for input in catalog {
         sqlx::query(UPSERT_TRIGGER)
             .bind(input.uuid.to_string())
@@ -352,7 +353,8 @@ async fn create_script(
     script: &NewScript,
     at: Timestamp,
 ) -> StoreResult<ScriptRecord> {
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     require_scriptable_trigger(&mut transaction, script.trigger_uuid).await?;
     let script_id: i64 = sqlx::query_scalar(
         "INSERT INTO response_scripts (display_name, trigger_uuid, is_enabled, is_archived, \
@@ -423,7 +425,8 @@ async fn update_script(
     changes: &ScriptChanges,
     at: Timestamp,
 ) -> StoreResult<ScriptRecord> {
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     // On PostgreSQL, concurrent updates of one script take turns here, so that two code
     // changes never compute the same next v_num. (SQLite's IMMEDIATE already serialises.)
     let lock_sql = match dialect {
@@ -503,7 +506,8 @@ async fn archive_script(
     script_id: i64,
     at: Timestamp,
 ) -> StoreResult<()> {
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM response_scripts WHERE id = $1")
         .bind(script_id)
         .fetch_optional(&mut *transaction)
@@ -645,7 +649,8 @@ async fn record_trigger_runs(
     if runs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let mut ids = Vec::with_capacity(runs.len());
     for run in runs {
         let id: i64 = sqlx::query_scalar(

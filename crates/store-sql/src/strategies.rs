@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use sleuth_domain::{CustomOutcomeValue, Priority, StrategyEffects, Timestamp};
 use sleuth_store::*;
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::{AnyConnection, AnyPool};
 use uuid::Uuid;
 
 use crate::builder::SqlBuilder;
@@ -542,7 +542,7 @@ pub async fn create_strategy(
     at: Timestamp,
 ) -> StoreResult<StrategyRecord> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let strategy_id = insert_strategy(&mut transaction, strategy, at).await?;
     let record = latest_version(&mut transaction, strategy_id).await?;
     transaction.commit().await.db()?;
@@ -646,7 +646,7 @@ pub async fn update_strategy(
     at: Timestamp,
 ) -> StoreResult<StrategyUpdate> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let (is_archived, is_protected) = lock_strategy(&mut transaction, strategy_id).await?;
     if is_protected {
         return Err(protected(strategy_id));
@@ -702,7 +702,7 @@ pub async fn set_strategy_standing(
     at: Timestamp,
 ) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let (is_archived, is_protected) = lock_strategy(&mut transaction, strategy_id).await?;
     if is_protected {
         return Err(protected(strategy_id));
@@ -766,7 +766,7 @@ pub async fn sync_builtin_strategies(
 ) -> StoreResult<()> {
     for builtin in builtins {
         let mut connection = pool.acquire().await.db()?;
-        let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+        let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
         let existing: Option<i64> =
             sqlx::query_scalar("SELECT id FROM custom_strategies WHERE internal_origin_uuid = $1")
                 .bind(builtin.internal_origin_uuid.to_string())

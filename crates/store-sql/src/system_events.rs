@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sleuth_domain::Timestamp;
 use sleuth_store::*;
-use sqlx::{AnyPool, Connection};
+use sqlx::AnyPool;
 
 use crate::builder::SqlBuilder;
 use crate::context_memory::push_words;
@@ -22,7 +22,7 @@ pub async fn record_system_events(
         return Ok(());
     }
     let mut connection = pool.acquire().await.db()?;
-    let mut transaction = connection.begin_with(dialect.begin_write()).await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     for event in events {
         let arguments = rows::to_json(&event.trigger_args)?;
         sqlx::query(

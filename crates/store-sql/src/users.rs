@@ -76,7 +76,8 @@ pub async fn bootstrap_admin(
     key: &NewApiKey,
 ) -> StoreResult<Option<User>> {
     let now = micros(chrono::Utc::now());
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     if dialect == Dialect::Postgres {
         // Two processes starting together must not both create an admin.
         sqlx::query("SELECT pg_advisory_xact_lock(7469001)")
@@ -160,7 +161,8 @@ pub async fn update_user(
     user_id: i64,
     changes: &UserChanges,
 ) -> StoreResult<User> {
-    let mut transaction = pool.begin_with(dialect.begin_write()).await.db()?;
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let may_remove_an_admin =
         changes.role.is_some_and(|role| role != Role::Admin) || changes.is_active == Some(false);
     if may_remove_an_admin && dialect == Dialect::Postgres {
