@@ -56,6 +56,15 @@ enum Latest {
     Planned(usize),
 }
 
+/// The id stored for a request of the batch. Every lookup is of an index this batch
+/// inserted, so a miss is a bug here; it fails the batch (which the caller replays one
+/// create at a time) rather than panicking the writer task that every create waits on.
+fn id_of(ids: &HashMap<usize, i64>, index: usize) -> StoreResult<i64> {
+    ids.get(&index)
+        .copied()
+        .ok_or_else(|| sleuth_store::StoreError::internal("a create of the batch has no stored id"))
+}
+
 /// Writes the batch with set-based statements on an open transaction. Returns one result
 /// per request, in order. Any error leaves the transaction to be rolled back.
 pub async fn write(
@@ -83,15 +92,16 @@ pub async fn write(
     let alert_ids = insert_alerts(transaction, batch, &new_alerts).await?;
     insert_entities(transaction, batch, &new_alerts, &alert_ids).await?;
 
-    let investigate: Vec<(usize, i64)> = plans
-        .iter()
-        .enumerate()
-        .filter_map(|(index, plan)| match plan {
-            Plan::Investigate(AlertOf::Stored(alert_id)) => Some((index, *alert_id)),
-            Plan::Investigate(AlertOf::New(first)) => Some((index, alert_ids[first])),
-            _ => None,
-        })
-        .collect();
+    let mut investigate: Vec<(usize, i64)> = Vec::new();
+    for (index, plan) in plans.iter().enumerate() {
+        match plan {
+            Plan::Investigate(AlertOf::Stored(alert_id)) => investigate.push((index, *alert_id)),
+            Plan::Investigate(AlertOf::New(first)) => {
+                investigate.push((index, id_of(&alert_ids, *first)?));
+            }
+            Plan::Existing(_) | Plan::SameAs(_) => {}
+        }
+    }
     let investigation_ids =
         insert_investigations(transaction, dialect, batch, &investigate).await?;
     insert_jobs_and_search(
@@ -103,15 +113,17 @@ pub async fn write(
     )
     .await?;
 
-    Ok(plans
+    plans
         .iter()
         .enumerate()
-        .map(|(index, plan)| match plan {
-            Plan::Existing(investigation_id) => Created::Existing(*investigation_id),
-            Plan::SameAs(earlier) => Created::Existing(investigation_ids[earlier]),
-            Plan::Investigate(_) => Created::New(investigation_ids[&index]),
+        .map(|(index, plan)| {
+            Ok(match plan {
+                Plan::Existing(investigation_id) => Created::Existing(*investigation_id),
+                Plan::SameAs(earlier) => Created::Existing(id_of(&investigation_ids, *earlier)?),
+                Plan::Investigate(_) => Created::New(id_of(&investigation_ids, index)?),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// The decisions of `create::create_one`, for the whole batch (identity and force of
@@ -253,7 +265,7 @@ async fn insert_entities(
 ) -> StoreResult<()> {
     let mut rows: Vec<(EntityKind, &str, i64)> = Vec::new();
     for &index in new_alerts {
-        let alert_id = alert_ids[&index];
+        let alert_id = id_of(alert_ids, index)?;
         let mut seen = std::collections::HashSet::new();
         for entity in &batch[index].alert.parsed.entities {
             if seen.insert((entity.kind, entity.value.as_str())) {
@@ -362,7 +374,7 @@ async fn insert_jobs_and_search(
             SqlBuilder::new("INSERT INTO jobs (investigation_id, ready_at, attempts) VALUES ");
         for (position, &(index, _)) in chunk.iter().enumerate() {
             sql.push(if position == 0 { "(" } else { ", (" });
-            sql.bind(investigation_ids[&index])?.push(", ");
+            sql.bind(id_of(investigation_ids, index)?)?.push(", ");
             sql.bind(micros(batch[index].alert.received_at))?
                 .push(", 0)");
         }
@@ -372,7 +384,7 @@ async fn insert_jobs_and_search(
             let mut sql = SqlBuilder::new("INSERT INTO investigation_search (rowid, body) VALUES ");
             for (position, &(index, _)) in chunk.iter().enumerate() {
                 sql.push(if position == 0 { "(" } else { ", (" });
-                sql.bind(investigation_ids[&index])?.push(", ");
+                sql.bind(id_of(investigation_ids, index)?)?.push(", ");
                 sql.bind(crate::search::document(&alert_search_text(
                     &batch[index].alert,
                 )))?;
