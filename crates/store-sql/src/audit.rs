@@ -166,10 +166,8 @@ pub async fn list_audit_entries(pool: &AnyPool, query: &AuditQuery) -> StoreResu
     push_filters(&mut count, query)?;
     let mut page = SqlBuilder::new(&format!("{SELECT_ENTRIES} WHERE 1 = 1"));
     push_filters(&mut page, query)?;
-    page.push(" ORDER BY seq DESC LIMIT ");
-    page.bind(i64::from(query.limit))?;
-    page.push(" OFFSET ");
-    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    page.push(" ORDER BY seq DESC");
+    page.limit_offset(query.limit, query.offset)?;
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()

@@ -65,6 +65,14 @@ impl SqlBuilder {
         Ok(self)
     }
 
+    /// Appends ` LIMIT $a OFFSET $b`: one page of a list (the offset saturates).
+    pub fn limit_offset(&mut self, limit: u32, offset: u64) -> StoreResult<&mut Self> {
+        self.push(" LIMIT ");
+        self.bind(i64::from(limit))?;
+        self.push(" OFFSET ");
+        self.bind(i64::try_from(offset).unwrap_or(i64::MAX))
+    }
+
     pub fn next_parameter(&self) -> usize {
         self.parameter_count + 1
     }

@@ -233,10 +233,8 @@ pub async fn list_memory_items(pool: &AnyPool, query: &MemoryQuery) -> StoreResu
     push_filters(&mut count, query)?;
     let mut page = SqlBuilder::new(&format!("{SELECT_ITEMS} WHERE 1 = 1"));
     push_filters(&mut page, query)?;
-    page.push(" ORDER BY id DESC LIMIT ");
-    page.bind(i64::from(query.limit))?;
-    page.push(" OFFSET ");
-    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    page.push(" ORDER BY id DESC");
+    page.limit_offset(query.limit, query.offset)?;
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()

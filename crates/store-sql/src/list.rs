@@ -22,10 +22,7 @@ pub async fn list_investigations(
     let mut page = SqlBuilder::new("SELECT i.id FROM investigations i WHERE ");
     push_filters(&mut page, dialect, query)?;
     push_order(&mut page, dialect, query.sort, query.direction);
-    page.push(" LIMIT ");
-    page.bind(i64::from(query.limit))?;
-    page.push(" OFFSET ");
-    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    page.limit_offset(query.limit, query.offset)?;
 
     // One connection for the three statements; SQLite's WAL and PostgreSQL's MVCC keep a
     // reader from blocking writers meanwhile.

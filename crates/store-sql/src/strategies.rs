@@ -568,10 +568,8 @@ pub async fn list_strategies(pool: &AnyPool, query: &StrategyQuery) -> StoreResu
     filters(&mut count)?;
     let mut page = SqlBuilder::new(&format!("{SELECT_VERSIONS} WHERE v.is_latest = 1"));
     filters(&mut page)?;
-    page.push(" ORDER BY s.id LIMIT ");
-    page.bind(i64::from(query.limit))?;
-    page.push(" OFFSET ");
-    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    page.push(" ORDER BY s.id");
+    page.limit_offset(query.limit, query.offset)?;
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()

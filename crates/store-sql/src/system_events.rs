@@ -81,10 +81,8 @@ pub async fn list_system_events(
          FROM system_events WHERE 1 = 1",
     );
     push_filters(&mut page, query)?;
-    page.push(" ORDER BY created_at DESC, id DESC LIMIT ");
-    page.bind(i64::from(query.limit))?;
-    page.push(" OFFSET ");
-    page.bind(i64::try_from(query.offset).unwrap_or(i64::MAX))?;
+    page.push(" ORDER BY created_at DESC, id DESC");
+    page.limit_offset(query.limit, query.offset)?;
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()
