@@ -22,14 +22,16 @@ use crate::state::AppState;
 /// How many related alerts and prior verdicts the engine is shown at most.
 const HISTORY_LIMIT: usize = 50;
 
-/// Runs one claimed job to its end. Returns whether the outcome was stored (false when
-/// the lease was lost meanwhile: canceled, or taken over after a stall).
+/// Runs one claimed job to its end with these strategies in force (the worker pool reads
+/// them once per claim: `strategies_in_force`). Returns whether the outcome was stored
+/// (false when the lease was lost meanwhile: canceled, or taken over after a stall).
 pub async fn run_job(
     state: &AppState,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
+    strategies: &[Strategy],
 ) -> StoreResult<bool> {
-    let finish = decide(state, store, job).await?;
+    let finish = decide(state, store, job, strategies).await?;
     let stored = store.finish_job(job, &finish, chrono::Utc::now()).await?;
     if stored {
         crate::firing::investigation_finished(state, store, job.investigation_id, &finish);
@@ -42,7 +44,12 @@ pub async fn run_job(
     Ok(stored)
 }
 
-async fn decide(state: &AppState, store: &Arc<dyn Store>, job: &ClaimedJob) -> StoreResult<Finish> {
+async fn decide(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    job: &ClaimedJob,
+    strategies: &[Strategy],
+) -> StoreResult<Finish> {
     let settings = state.settings();
     let max_attempts = i64::from(settings.workers.max_attempts.max(1));
     if job.attempt > max_attempts {
@@ -60,6 +67,12 @@ async fn decide(state: &AppState, store: &Arc<dyn Store>, job: &ClaimedJob) -> S
         burst_window: chrono::Duration::seconds(
             i64::try_from(guards.burst_window_seconds).unwrap_or(i64::MAX / 1_000_000),
         ),
+        // One past the threshold is enough to know it was crossed.
+        burst_count_limit: if guards.burst_threshold > 0 {
+            guards.burst_threshold.saturating_add(1)
+        } else {
+            0
+        },
         coalesce_window: chrono::Duration::seconds(
             i64::try_from(guards.coalesce_window_seconds).unwrap_or(i64::MAX / 1_000_000),
         ),
@@ -80,19 +93,19 @@ async fn decide(state: &AppState, store: &Arc<dyn Store>, job: &ClaimedJob) -> S
             ignored_for: Some(first_investigation_id),
         });
     }
-    investigate(state, store, &input).await
+    investigate(state, store, &input, strategies).await
 }
 
 async fn investigate(
     state: &AppState,
     store: &Arc<dyn Store>,
     input: &JobInput,
+    strategies: &[Strategy],
 ) -> StoreResult<Finish> {
     let record = &input.investigation;
-    let strategies = strategies_in_force(state, store).await?;
     let gathered = gather(state, store, record).await?;
     Ok(
-        match run_engine(state, record, &gathered, &strategies, chrono::Utc::now()) {
+        match run_engine(state, record, &gathered, strategies, chrono::Utc::now()) {
             Some(result) => Finish::Completed {
                 result: Box::new(result),
                 ignored_for: None,
@@ -108,8 +121,8 @@ async fn investigate(
 }
 
 /// The enabled, unarchived latest versions of the custom strategies. The store's strategy
-/// generation is read for every investigation, so a change made through any process
-/// applies to the next investigation everywhere; the strategies themselves are read again
+/// generation is read for every claim of jobs, so a change made through any process
+/// applies to the next jobs claimed everywhere; the strategies themselves are read again
 /// only when it moved (reading them costs a few milliseconds with twenty strategies, the
 /// generation a fraction of one; docs/strategies.md).
 pub async fn strategies_in_force(
@@ -201,10 +214,9 @@ fn burst_stop(input: &JobInput, threshold: u64, window_seconds: u64) -> Finish {
     Finish::Stopped {
         canceled: Some(Canceled::Threshold),
         error_msg: format!(
-            "burst threshold: this was alert {} from {} for tenant union '{}' within {} minutes, \
-             above the threshold of {threshold}; it was stored but not investigated. Raise \
+            "burst threshold: more than {threshold} alerts from {} for tenant union '{}' within \
+             {} minutes; this one was stored but not investigated. Raise \
              guards.burst_threshold if this volume is expected.",
-            input.burst_count,
             alert.parsed.direct_source_label,
             alert.tenant_union.display_name,
             window_seconds / 60

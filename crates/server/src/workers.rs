@@ -32,7 +32,8 @@ pub async fn run_next(state: &AppState, store: &Arc<dyn Store>, worker: &str) ->
     let Some(job) = jobs.pop() else {
         return Ok(Step::Idle);
     };
-    pipeline::run_job(state, store, &job).await?;
+    let strategies = pipeline::strategies_in_force(state, store).await?;
+    pipeline::run_job(state, store, &job, &strategies).await?;
     Ok(Step::Ran(job.investigation_id))
 }
 
@@ -100,6 +101,21 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
             }
             continue;
         }
+        // Read once for the whole claim: what applies to the next jobs claimed.
+        let strategies = match pipeline::strategies_in_force(&state, &store).await {
+            Ok(strategies) => strategies,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the strategies in force; releasing the jobs");
+                if let Err(error) = store.release_jobs(&jobs).await {
+                    tracing::error!(%error, "could not release jobs; their leases will expire instead");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(poll_interval) => {}
+                    _ = shutdown.changed() => {}
+                }
+                continue;
+            }
+        };
         for job in jobs {
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 break;
@@ -107,13 +123,18 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
             if let Ok(mut running) = running.lock() {
                 running.insert(job.investigation_id, job.clone());
             }
-            let (state, store, running) = (state.clone(), store.clone(), running.clone());
+            let (state, store, running, strategies) = (
+                state.clone(),
+                store.clone(),
+                running.clone(),
+                strategies.clone(),
+            );
             tokio::spawn(async move {
                 state
                     .metrics()
                     .investigations_running
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if let Err(error) = pipeline::run_job(&state, &store, &job).await {
+                if let Err(error) = pipeline::run_job(&state, &store, &job, &strategies).await {
                     // The lease will expire and another worker will retry the job.
                     tracing::error!(investigation_id = job.investigation_id, %error, "investigation failed to run");
                 }

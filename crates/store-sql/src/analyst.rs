@@ -1,6 +1,6 @@
 //! The analyst's side over the shared SQL: notes on investigations and feedback on
 //! concluded ones. A note's words join its investigation's free-text search document, so
-//! every note write re-indexes that one investigation (and `queue::write_result` includes
+//! every note write re-indexes that one investigation (and `finish_batch` includes
 //! the notes when the conclusion replaces the document).
 //!
 //! Writes that read before they write lock the investigation's row first (PostgreSQL:

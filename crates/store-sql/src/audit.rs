@@ -12,74 +12,41 @@ use serde_json::Value;
 use sleuth_store::*;
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
-use tokio::sync::{mpsc, oneshot};
 
 use crate::builder::SqlBuilder;
+use crate::group_commit::{BatchWrite, all_or_nothing};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
 
 /// The most entries one append transaction carries.
-const BATCH_MAX: usize = 256;
+pub const BATCH_MAX: usize = 256;
 /// Entries read per query while verifying or exporting.
 const PAGE: i64 = 1000;
 
 const SELECT_ENTRIES: &str = "SELECT seq, at, actor_user_id, actor_email, action, resource_type, \
     resource_id, request_id, detail, prev_hash, hash FROM audit_log";
 
-pub struct AppendRequest {
-    entry: NewAuditEntry,
-    reply: oneshot::Sender<StoreResult<AuditEntry>>,
+/// The group-commit writer of audit entries.
+pub struct AuditWriter {
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: Dialect,
 }
 
-pub fn spawn_writer(pool: AnyPool, dialect: Dialect) -> mpsc::Sender<AppendRequest> {
-    let (sender, receiver) = mpsc::channel(BATCH_MAX * 4);
-    tokio::spawn(run_writer(pool, dialect, receiver));
-    sender
-}
+#[async_trait]
+impl BatchWrite for AuditWriter {
+    type Request = NewAuditEntry;
+    type Output = AuditEntry;
 
-async fn run_writer(pool: AnyPool, dialect: Dialect, mut receiver: mpsc::Receiver<AppendRequest>) {
-    let mut batch = Vec::with_capacity(BATCH_MAX);
-    while receiver.recv_many(&mut batch, BATCH_MAX).await > 0 {
-        match append_batch(&pool, dialect, &batch).await {
-            Ok(appended) => {
-                for (request, entry) in batch.drain(..).zip(appended) {
-                    let _ = request.reply.send(Ok(entry));
-                }
-            }
-            Err(error) => {
-                tracing::error!(%error, size = batch.len(), "audit entries failed to commit");
-                let message = error.to_string();
-                for request in batch.drain(..) {
-                    let _ = request
-                        .reply
-                        .send(Err(StoreError::Unavailable(message.clone().into())));
-                }
-            }
-        }
+    async fn write(&self, batch: &[NewAuditEntry]) -> Vec<StoreResult<AuditEntry>> {
+        let appended = append_batch(&self.pool, self.dialect, batch).await;
+        all_or_nothing("audit entries", batch.len(), appended)
     }
-}
-
-async fn append(
-    writer: &mpsc::Sender<AppendRequest>,
-    entry: &NewAuditEntry,
-) -> StoreResult<AuditEntry> {
-    let (reply, answer) = oneshot::channel();
-    writer
-        .send(AppendRequest {
-            entry: entry.clone(),
-            reply,
-        })
-        .await
-        .map_err(|_| StoreError::Unavailable("the store is shutting down".into()))?;
-    answer
-        .await
-        .map_err(|_| StoreError::Unavailable("the audit writer stopped before answering".into()))?
 }
 
 async fn append_batch(
     pool: &AnyPool,
     dialect: Dialect,
-    batch: &[AppendRequest],
+    batch: &[NewAuditEntry],
 ) -> StoreResult<Vec<AuditEntry>> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
@@ -95,8 +62,7 @@ async fn append_batch(
     let mut prev_hash = rows::text(&head, "hash")?;
     let at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
     let mut appended = Vec::with_capacity(batch.len());
-    for request in batch {
-        let new = &request.entry;
+    for new in batch {
         seq += 1;
         let detail = Value::Object(new.detail.clone());
         let mut entry = AuditEntry {
@@ -167,7 +133,7 @@ pub async fn list_audit_entries(pool: &AnyPool, query: &AuditQuery) -> StoreResu
     let mut page = SqlBuilder::new(&format!("{SELECT_ENTRIES} WHERE 1 = 1"));
     push_filters(&mut page, query)?;
     page.push(" ORDER BY seq DESC");
-    page.limit_offset(query.limit, query.offset)?;
+    page.limit_offset(query.limit, query.offset);
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()
@@ -243,10 +209,9 @@ pub async fn verify_audit_chain(pool: &AnyPool) -> StoreResult<AuditVerdict> {
     let mut beyond_head = None;
     loop {
         let found = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT_ENTRIES} WHERE seq > $1 ORDER BY seq LIMIT $2"
+            "{SELECT_ENTRIES} WHERE seq > $1 ORDER BY seq LIMIT {PAGE}"
         )))
         .bind(after_seq)
-        .bind(PAGE)
         .fetch_all(pool)
         .await
         .db()?;
@@ -302,7 +267,7 @@ pub async fn verify_audit_chain(pool: &AnyPool) -> StoreResult<AuditVerdict> {
 #[async_trait]
 impl AuditStore for SqlStore {
     async fn append_audit_entry(&self, entry: &NewAuditEntry) -> StoreResult<AuditEntry> {
-        append(&self.audit, entry).await
+        self.audit.submit(entry.clone()).await
     }
 
     async fn list_audit_entries(&self, query: &AuditQuery) -> StoreResult<AuditPage> {

@@ -234,7 +234,7 @@ pub async fn list_memory_items(pool: &AnyPool, query: &MemoryQuery) -> StoreResu
     let mut page = SqlBuilder::new(&format!("{SELECT_ITEMS} WHERE 1 = 1"));
     push_filters(&mut page, query)?;
     page.push(" ORDER BY id DESC");
-    page.limit_offset(query.limit, query.offset)?;
+    page.limit_offset(query.limit, query.offset);
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()

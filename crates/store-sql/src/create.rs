@@ -5,72 +5,43 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use sleuth_domain::{EntityKind, InvestigationStatus};
 use sleuth_store::{Created, NewAlert, StoreError, StoreResult};
 use sqlx::{AnyConnection, AnyPool};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::Notify;
 
+use crate::group_commit::BatchWrite;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
 pub struct CreateRequest {
     pub(crate) alert: NewAlert,
     pub(crate) force: bool,
-    reply: oneshot::Sender<StoreResult<Created>>,
 }
 
-/// Queues a create and waits for its commit.
-pub async fn submit(
-    writer: &mpsc::Sender<CreateRequest>,
-    alert: NewAlert,
-    force: bool,
-) -> StoreResult<Created> {
-    let (reply, answer) = oneshot::channel();
-    writer
-        .send(CreateRequest {
-            alert,
-            force,
-            reply,
-        })
-        .await
-        .map_err(|_| StoreError::Unavailable("the store is shutting down".into()))?;
-    answer
-        .await
-        .map_err(|_| StoreError::Unavailable("the store writer stopped before answering".into()))?
+/// The group-commit writer of creates.
+pub struct CreateWriter {
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: Dialect,
+    /// Woken after a batch that stored new investigations (their jobs are ready).
+    pub(crate) job_wakeups: Arc<Notify>,
 }
 
-pub fn spawn_writer(
-    pool: AnyPool,
-    dialect: Dialect,
-    batch_max: usize,
-    job_wakeups: Arc<Notify>,
-) -> mpsc::Sender<CreateRequest> {
-    let (sender, receiver) = mpsc::channel(batch_max * 4);
-    tokio::spawn(run_writer(pool, dialect, batch_max, receiver, job_wakeups));
-    sender
-}
+#[async_trait]
+impl BatchWrite for CreateWriter {
+    type Request = CreateRequest;
+    type Output = Created;
 
-async fn run_writer(
-    pool: AnyPool,
-    dialect: Dialect,
-    batch_max: usize,
-    mut receiver: mpsc::Receiver<CreateRequest>,
-    job_wakeups: Arc<Notify>,
-) {
-    let mut batch = Vec::with_capacity(batch_max);
-    // recv_many waits for the first request, then takes whatever else is already queued.
-    while receiver.recv_many(&mut batch, batch_max).await > 0 {
-        let results = write_batch(&pool, dialect, &batch).await;
-        let any_new = results
+    async fn write(&self, batch: &[CreateRequest]) -> Vec<StoreResult<Created>> {
+        let results = write_batch(&self.pool, self.dialect, batch).await;
+        if results
             .iter()
-            .any(|result| matches!(result, Ok(Created::New(_))));
-        for (request, result) in batch.drain(..).zip(results) {
-            // The caller may have gone away (client disconnected); the alert is stored anyway.
-            let _ = request.reply.send(result);
+            .any(|result| matches!(result, Ok(Created::New(_))))
+        {
+            self.job_wakeups.notify_waiters();
         }
-        if any_new {
-            job_wakeups.notify_waiters();
-        }
+        results
     }
 }
 

@@ -17,6 +17,8 @@ use crate::rows::{self, micros};
 
 /// At most this many entities of the new alert are looked up, and this many earlier alerts
 /// per entity: a domain controller named in every alert must not make history unbounded.
+/// The limits are written into the SQL, not bound: SQLite plans a LIMIT as a constant and
+/// prepares a statement again each time a bound LIMIT is bound.
 const ENTITIES_LOOKED_UP: usize = 24;
 const ALERTS_PER_ENTITY: i64 = 50;
 const SAME_DETECTION_VERDICTS: i64 = 20;
@@ -24,25 +26,25 @@ const SAME_DETECTION_VERDICTS: i64 = 20;
 pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<History> {
     let mut connection = pool.acquire().await.db()?;
     // Earlier alerts sharing each entity, and which entities they share.
+    let entities: Vec<&Entity> = query.entities.iter().take(ENTITIES_LOOKED_UP).collect();
     let mut shared_by_alert: BTreeMap<i64, BTreeSet<Entity>> = BTreeMap::new();
-    for entity in query.entities.iter().take(ENTITIES_LOOKED_UP) {
-        let alert_ids: Vec<i64> = sqlx::query_scalar(
-            "SELECT alert_id FROM alert_entities WHERE kind = $1 AND value = $2 \
-             AND alert_id <> $3 ORDER BY alert_id DESC LIMIT $4",
-        )
-        .bind(entity.kind.as_str())
-        .bind(&entity.value)
-        .bind(query.alert_id)
-        .bind(ALERTS_PER_ENTITY)
-        .fetch_all(&mut *connection)
-        .await
-        .db()?;
-        for alert_id in alert_ids {
-            shared_by_alert
-                .entry(alert_id)
-                .or_default()
-                .insert(entity.clone());
-        }
+    let sharing = if entities.is_empty() {
+        Vec::new()
+    } else {
+        sharing_alerts(&entities, query.alert_id)
+            .fetch_all(&mut *connection)
+            .await
+            .db()?
+    };
+    for row in sharing {
+        let entity = usize::try_from(rows::int(&row, "entity")?)
+            .ok()
+            .and_then(|index| entities.get(index))
+            .ok_or_else(|| sleuth_store::StoreError::internal("an entity lookup out of range"))?;
+        shared_by_alert
+            .entry(rows::int(&row, "alert_id")?)
+            .or_default()
+            .insert((*entity).clone());
     }
     // The latest concluded-or-not investigation of each of those alerts...
     let mut candidates: Vec<AnyRow> = Vec::new();
@@ -58,21 +60,23 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
         );
         candidates.extend(
             sqlx::query(sqlx::AssertSqlSafe(sql))
+                .persistent(false)
                 .fetch_all(&mut *connection)
                 .await
                 .db()?,
         );
     }
-    // ...and the latest verdicts on the same detection from the same source.
+    // ...and the latest verdicts on the same detection from the same source. Latest by the
+    // alerts' time, which the (type, status) index is ordered by: ordering by id would sort
+    // every success of the detection ever stored, once per investigation.
     let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{SELECT_PAST} WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
          AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
-         ORDER BY i.id DESC LIMIT $4"
+         ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}"
     )))
     .bind(&query.alert_type)
     .bind(&query.direct_source_label)
     .bind(query.alert_id)
-    .bind(SAME_DETECTION_VERDICTS)
     .fetch_all(&mut *connection)
     .await
     .db()?;
@@ -130,6 +134,36 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
     history.prior_verdicts.truncate(query.limit);
     history.memory = crate::context_memory::memory_for_alert(&mut connection, query).await?;
     Ok(history)
+}
+
+/// One statement for every entity's lookup (one round trip, not one per entity): the latest
+/// `ALERTS_PER_ENTITY` other alerts naming each, as rows of (entity index, alert id). Its
+/// text depends only on how many entities there are, so it stays prepared. At least one
+/// entity.
+fn sharing_alerts<'q>(
+    entities: &[&Entity],
+    alert_id: i64,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    let arms: Vec<String> = (0..entities.len())
+        .map(|index| {
+            let kind = 3 * index + 1;
+            format!(
+                "SELECT * FROM (SELECT {index} AS entity, alert_id FROM alert_entities \
+                 WHERE kind = ${kind} AND value = ${} AND alert_id <> ${} \
+                 ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}",
+                kind + 1,
+                kind + 2,
+            )
+        })
+        .collect();
+    let mut lookup = sqlx::query(sqlx::AssertSqlSafe(arms.join(" UNION ALL ")));
+    for entity in entities {
+        lookup = lookup
+            .bind(entity.kind.as_str())
+            .bind(entity.value.clone())
+            .bind(alert_id);
+    }
+    lookup
 }
 
 const SELECT_PAST: &str = "SELECT i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \

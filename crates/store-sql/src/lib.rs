@@ -13,6 +13,8 @@ mod context;
 mod context_memory;
 mod create;
 mod create_batch;
+mod finish_batch;
+mod group_commit;
 mod history;
 mod investigations;
 mod list;
@@ -32,7 +34,9 @@ use async_trait::async_trait;
 use sleuth_domain::{History, Timestamp};
 use sleuth_store::*;
 use sqlx::AnyPool;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
+
+use crate::group_commit::GroupCommit;
 
 pub use migrate::Migration;
 
@@ -83,6 +87,10 @@ pub(crate) async fn begin_write(
     Ok((turn, transaction))
 }
 
+/// How many finished investigations one transaction may carry: at most as many as run at
+/// once in a process, in practice; the bound only matters for very wide worker pools.
+const FINISH_BATCH_MAX: usize = 256;
+
 /// Tuning of the shared store.
 #[derive(Debug, Clone)]
 pub struct SqlStoreOptions {
@@ -97,12 +105,15 @@ pub struct SqlStore {
     pool: AnyPool,
     dialect: Dialect,
     migrations: &'static [Migration],
-    creates: mpsc::Sender<create::CreateRequest>,
+    creates: GroupCommit<create::CreateWriter>,
+    finishes: GroupCommit<queue::FinishWriter>,
     /// Woken whenever a job may be ready: after a create commits here, or (PostgreSQL)
     /// when another process announces one.
     job_wakeups: Arc<Notify>,
     /// The one task of this process that appends to the audit log (see `audit`).
-    audit: mpsc::Sender<audit::AppendRequest>,
+    audit: GroupCommit<audit::AuditWriter>,
+    /// The one task of this process that records system events.
+    system_events: GroupCommit<system_events::SystemEventWriter>,
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -119,20 +130,44 @@ impl SqlStore {
     /// runtime.
     pub fn start(pool: AnyPool, dialect: Dialect, options: SqlStoreOptions) -> SqlStore {
         let job_wakeups = Arc::new(Notify::new());
-        let creates = create::spawn_writer(
-            pool.clone(),
-            dialect,
-            options.create_batch_max.max(1),
-            job_wakeups.clone(),
+        let creates = GroupCommit::spawn(
+            create::CreateWriter {
+                pool: pool.clone(),
+                dialect,
+                job_wakeups: job_wakeups.clone(),
+            },
+            options.create_batch_max,
         );
-        let audit = audit::spawn_writer(pool.clone(), dialect);
+        let finishes = GroupCommit::spawn(
+            queue::FinishWriter {
+                pool: pool.clone(),
+                dialect,
+            },
+            FINISH_BATCH_MAX,
+        );
+        let audit = GroupCommit::spawn(
+            audit::AuditWriter {
+                pool: pool.clone(),
+                dialect,
+            },
+            audit::BATCH_MAX,
+        );
+        let system_events = GroupCommit::spawn(
+            system_events::SystemEventWriter {
+                pool: pool.clone(),
+                dialect,
+            },
+            FINISH_BATCH_MAX,
+        );
         SqlStore {
             pool,
             dialect,
             migrations: options.migrations,
             creates,
+            finishes,
             job_wakeups,
             audit,
+            system_events,
         }
     }
 
@@ -273,7 +308,9 @@ impl Store for SqlStore {
     }
 
     async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created> {
-        create::submit(&self.creates, alert, force).await
+        self.creates
+            .submit(create::CreateRequest { alert, force })
+            .await
     }
 
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord> {
@@ -315,7 +352,13 @@ impl Store for SqlStore {
         finish: &Finish,
         at: Timestamp,
     ) -> StoreResult<bool> {
-        queue::finish_job(&self.pool, self.dialect, job, finish, at).await
+        self.finishes
+            .submit(queue::FinishRequest {
+                job: job.clone(),
+                finish: finish.clone(),
+                at,
+            })
+            .await
     }
 
     async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()> {

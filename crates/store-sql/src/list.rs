@@ -22,7 +22,7 @@ pub async fn list_investigations(
     let mut page = SqlBuilder::new("SELECT i.id FROM investigations i WHERE ");
     push_filters(&mut page, dialect, query)?;
     push_order(&mut page, dialect, query.sort, query.direction);
-    page.limit_offset(query.limit, query.offset)?;
+    page.limit_offset(query.limit, query.offset);
 
     // One connection for the three statements; SQLite's WAL and PostgreSQL's MVCC keep a
     // reader from blocking writers meanwhile.

@@ -3,12 +3,15 @@
 //! claimed again and its investigation marked retried. Finishing checks the lease, so a
 //! worker that lost its job (expiry, cancel) can never overwrite what came after.
 
-use sleuth_domain::{Canceled, Priority, Timestamp};
+use async_trait::async_trait;
+use sleuth_domain::{Priority, Timestamp};
 use sleuth_store::{ClaimedJob, Finish, GuardWindows, JobInput, StoreError, StoreResult};
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyPool;
 
-use crate::rows::{self, micros};
-use crate::{DbResultExt, Dialect, investigations, search};
+use crate::builder::SqlBuilder;
+use crate::group_commit::BatchWrite;
+use crate::rows::micros;
+use crate::{DbResultExt, Dialect, investigations};
 
 pub async fn claim_jobs(
     pool: &AnyPool,
@@ -21,58 +24,66 @@ pub async fn claim_jobs(
     let lease_token = uuid::Uuid::new_v4().to_string();
     // One UPDATE ... RETURNING picks and leases atomically. On PostgreSQL, SKIP LOCKED
     // lets many processes claim side by side without waiting on each other's rows.
-    let claim_sql = match dialect {
-        Dialect::Sqlite => CLAIM_SQL_SQLITE,
-        Dialect::Postgres => CLAIM_SQL_POSTGRES,
+    // The LIMIT is written in, not bound (see `builder::SqlBuilder::limit_offset`).
+    let skip_locked = match dialect {
+        Dialect::Sqlite => "",
+        Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
     };
+    let claim_sql = format!(
+        "UPDATE jobs SET lease_owner = $1, lease_token = $2, \
+         lease_expires_at = $3, attempts = attempts + 1 \
+         WHERE investigation_id IN (SELECT investigation_id FROM jobs \
+             WHERE (lease_expires_at IS NULL OR lease_expires_at < $4) AND ready_at <= $4 \
+             ORDER BY investigation_id LIMIT {}{skip_locked}) \
+         RETURNING investigation_id, attempts",
+        max.max(1)
+    );
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let claimed: Vec<(i64, i64)> = sqlx::query_as(claim_sql)
+    let claimed: Vec<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(claim_sql))
         .bind(worker)
         .bind(&lease_token)
         .bind(micros(now + lease))
         .bind(micros(now))
-        .bind(i64::try_from(max).unwrap_or(1))
         .fetch_all(&mut *transaction)
         .await
         .db()?;
-    let mut jobs = Vec::with_capacity(claimed.len());
-    for (investigation_id, attempt) in claimed {
-        sqlx::query(
-            "UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, $2), \
-             is_retried = CASE WHEN $3 > 1 THEN 1 ELSE is_retried END, updated_at = $2 \
-             WHERE id = $1",
-        )
-        .bind(investigation_id)
-        .bind(micros(now))
-        .bind(attempt)
-        .execute(&mut *transaction)
-        .await
-        .db()?;
-        jobs.push(ClaimedJob {
+    if !claimed.is_empty() {
+        let ids = || {
+            claimed
+                .iter()
+                .map(|(investigation_id, _)| *investigation_id)
+        };
+        let mut sql = SqlBuilder::new(
+            "UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, ",
+        );
+        sql.bind(micros(now))?.push("), updated_at = ");
+        sql.bind(micros(now))?.push(" WHERE id IN ");
+        sql.bind_list(ids())?;
+        sql.build().execute(&mut *transaction).await.db()?;
+        let retried: Vec<i64> = claimed
+            .iter()
+            .filter(|(_, attempt)| *attempt > 1)
+            .map(|(investigation_id, _)| *investigation_id)
+            .collect();
+        if !retried.is_empty() {
+            let mut sql = SqlBuilder::new("UPDATE investigations SET is_retried = 1 WHERE id IN ");
+            sql.bind_list(retried)?;
+            sql.build().execute(&mut *transaction).await.db()?;
+        }
+    }
+    let mut jobs: Vec<ClaimedJob> = claimed
+        .into_iter()
+        .map(|(investigation_id, attempt)| ClaimedJob {
             investigation_id,
             attempt,
             lease_token: lease_token.clone(),
-        });
-    }
+        })
+        .collect();
     transaction.commit().await.db()?;
     jobs.sort_by_key(|job| job.investigation_id);
     Ok(jobs)
 }
-
-const CLAIM_SQL_SQLITE: &str = "UPDATE jobs SET lease_owner = $1, lease_token = $2, \
-    lease_expires_at = $3, attempts = attempts + 1 \
-    WHERE investigation_id IN (SELECT investigation_id FROM jobs \
-        WHERE (lease_expires_at IS NULL OR lease_expires_at < $4) AND ready_at <= $4 \
-        ORDER BY investigation_id LIMIT $5) \
-    RETURNING investigation_id, attempts";
-
-const CLAIM_SQL_POSTGRES: &str = "UPDATE jobs SET lease_owner = $1, lease_token = $2, \
-    lease_expires_at = $3, attempts = attempts + 1 \
-    WHERE investigation_id IN (SELECT investigation_id FROM jobs \
-        WHERE (lease_expires_at IS NULL OR lease_expires_at < $4) AND ready_at <= $4 \
-        ORDER BY investigation_id LIMIT $5 FOR UPDATE SKIP LOCKED) \
-    RETURNING investigation_id, attempts";
 
 pub async fn load_job(
     pool: &AnyPool,
@@ -87,20 +98,30 @@ pub async fn load_job(
     let alert = &investigation.alert;
     let tenant_union_id = alert.tenant_union.id;
     let received = micros(alert.created_at);
-    let burst_count: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM alerts WHERE direct_source_label = $1 \
-         AND tenant_union_id = $2 \
-         AND created_at > $3 AND created_at <= $4 AND id <= $5",
-    )
-    .bind(&alert.parsed.direct_source_label)
-    .bind(tenant_union_id)
-    .bind(received - windows.burst_window.num_microseconds().unwrap_or(0))
-    .bind(received)
-    .bind(alert.id)
-    .fetch_one(&mut *connection)
-    .await
-    .db()?;
-    let coalesce_first = match &alert.parsed.coalesce_key {
+    let burst_count: i64 = if windows.burst_count_limit == 0 {
+        0
+    } else {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM alerts WHERE direct_source_label = $1 \
+             AND tenant_union_id = $2 \
+             AND created_at > $3 AND created_at <= $4 AND id <= $5 LIMIT {}) AS window_alerts",
+            windows.burst_count_limit
+        )))
+        .bind(&alert.parsed.direct_source_label)
+        .bind(tenant_union_id)
+        .bind(received - windows.burst_window.num_microseconds().unwrap_or(0))
+        .bind(received)
+        .bind(alert.id)
+        .fetch_one(&mut *connection)
+        .await
+        .db()?
+    };
+    let coalesce_key = alert
+        .parsed
+        .coalesce_key
+        .as_ref()
+        .filter(|_| windows.coalesce_window > chrono::Duration::zero());
+    let coalesce_first = match coalesce_key {
         None => None,
         Some(coalesce_key) => sqlx::query_scalar::<_, Option<i64>>(
             "SELECT MIN(i.id) FROM investigations i JOIN alerts a ON a.id = i.alert_id \
@@ -123,109 +144,59 @@ pub async fn load_job(
     })
 }
 
-pub async fn finish_job(
-    pool: &AnyPool,
-    dialect: Dialect,
-    job: &ClaimedJob,
-    finish: &Finish,
-    at: Timestamp,
-) -> StoreResult<bool> {
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let released = sqlx::query("DELETE FROM jobs WHERE investigation_id = $1 AND lease_token = $2")
-        .bind(job.investigation_id)
-        .bind(&job.lease_token)
-        .execute(&mut *transaction)
-        .await
-        .db()?;
-    if released.rows_affected() == 0 {
-        // Another worker holds it now, or it was canceled: what we concluded is dropped.
-        return Ok(false);
-    }
-    match finish {
-        Finish::Completed {
-            result,
-            ignored_for,
-        } => {
-            write_result(
-                &mut transaction,
-                dialect,
-                job.investigation_id,
-                result,
-                *ignored_for,
-                at,
-            )
-            .await?;
-        }
-        Finish::Stopped {
-            canceled,
-            error_msg,
-        } => {
-            sqlx::query(
-                "UPDATE investigations SET status = 'error', canceled = $2, error_msg = $3, \
-                 updated_at = $4 WHERE id = $1",
-            )
-            .bind(job.investigation_id)
-            .bind(canceled.map(Canceled::as_str))
-            .bind(error_msg)
-            .bind(micros(at))
-            .execute(&mut *transaction)
-            .await
-            .db()?;
-        }
-    }
-    transaction.commit().await.db()?;
-    Ok(true)
+/// A finished job on its way to the store.
+pub struct FinishRequest {
+    pub(crate) job: ClaimedJob,
+    pub(crate) finish: Finish,
+    pub(crate) at: Timestamp,
 }
 
-async fn write_result(
-    connection: &mut AnyConnection,
-    dialect: Dialect,
-    investigation_id: i64,
-    result: &sleuth_domain::InvestigationResult,
-    ignored_for: Option<i64>,
-    at: Timestamp,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE investigations SET status = 'success', outcome = $2, priority = $3, \
-         priority_rank = $4, result = $5, ignored_for = $6, generated_time = $7, updated_at = $7, \
-         error_msg = NULL, feedback_created_at = $7, feedback_updated_at = $7 WHERE id = $1",
-    )
-    .bind(investigation_id)
-    .bind(result.outcome.as_str())
-    .bind(result.priority.as_str())
-    .bind(priority_rank(Some(result.priority)))
-    .bind(rows::to_json(result)?)
-    .bind(ignored_for)
-    .bind(micros(at))
-    .execute(&mut *connection)
-    .await
-    .db()?;
-    crate::strategies::count_effects(connection, &result.strategy_effects).await?;
-    for tag_name in result.insight_tags.keys() {
-        sqlx::query(
-            "INSERT INTO investigation_tags (name, investigation_id) VALUES ($1, $2) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(tag_name)
-        .bind(investigation_id)
-        .execute(&mut *connection)
-        .await
-        .db()?;
+/// The group-commit writer of finished jobs: the results of all the investigations that
+/// concluded meanwhile go into one transaction. A result is as durable as an alert, so
+/// each worker still waits for the commit before it counts the job done.
+pub struct FinishWriter {
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: Dialect,
+}
+
+#[async_trait]
+impl BatchWrite for FinishWriter {
+    type Request = FinishRequest;
+    type Output = bool;
+
+    async fn write(&self, batch: &[FinishRequest]) -> Vec<StoreResult<bool>> {
+        match finish_batch(&self.pool, self.dialect, batch).await {
+            Ok(stored) => stored.into_iter().map(Ok).collect(),
+            Err(error) => {
+                // Nothing of the batch was committed. Replayed one job per transaction, so
+                // that one job that cannot be stored does not keep the others from it.
+                tracing::debug!(%error, size = batch.len(), "finish batch failed; replaying one by one");
+                let mut results = Vec::with_capacity(batch.len());
+                for request in batch {
+                    let stored =
+                        finish_batch(&self.pool, self.dialect, std::slice::from_ref(request))
+                            .await
+                            .map(|stored| stored.first().copied().unwrap_or(false));
+                    results.push(stored);
+                }
+                results
+            }
+        }
     }
-    let parsed_json: String = sqlx::query_scalar(
-        "SELECT a.parsed FROM alerts a JOIN investigations i ON i.alert_id = a.id WHERE i.id = $1",
-    )
-    .bind(investigation_id)
-    .fetch_one(&mut *connection)
-    .await
-    .db()?;
-    let parsed: sleuth_domain::ParsedAlert = serde_json::from_str(&parsed_json)
-        .map_err(|error| StoreError::internal(format!("stored alert is bad JSON: {error}")))?;
-    // Notes written while the investigation ran stay searchable once it concludes.
-    let mut text = search::result_text(&parsed, result);
-    text.push_str(&crate::analyst::notes_search_text(connection, investigation_id).await?);
-    search::index(connection, dialect, investigation_id, &text).await
+}
+
+/// Stores the finished jobs in one transaction (`finish_batch`); for each, whether it was
+/// stored (false when its lease was lost).
+async fn finish_batch(
+    pool: &AnyPool,
+    dialect: Dialect,
+    batch: &[FinishRequest],
+) -> StoreResult<Vec<bool>> {
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let stored = crate::finish_batch::write(&mut transaction, dialect, batch).await?;
+    transaction.commit().await.db()?;
+    Ok(stored)
 }
 
 /// Sort rank of a priority: none < informational < notable < urgent.
@@ -324,7 +295,7 @@ pub async fn cancel_investigation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sleuth_domain::InvestigationStatus;
+    use sleuth_domain::{Canceled, InvestigationStatus};
 
     #[test]
     fn the_sql_spells_states_as_the_enum_does() {

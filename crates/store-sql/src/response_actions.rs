@@ -607,8 +607,8 @@ async fn scripts_to_run(
         return Ok(Vec::new());
     }
     let mut connection = pool.acquire().await.db()?;
-    let catalog = trigger_catalog(&mut connection).await?;
     // Uuids print as hex digits and dashes only; formatting them cannot inject anything.
+    // The trigger sets fired are few (one per kind of outcome), so each text stays prepared.
     let uuid_list = trigger_uuids
         .iter()
         .map(|uuid| format!("'{uuid}'"))
@@ -629,6 +629,11 @@ async fn scripts_to_run(
         .fetch_all(&mut *connection)
         .await
         .db()?;
+    if found.is_empty() {
+        // Most firings run nothing: the catalog is read only for those that do.
+        return Ok(Vec::new());
+    }
+    let catalog = trigger_catalog(&mut connection).await?;
     found
         .iter()
         .map(|row| {
@@ -896,22 +901,17 @@ pub(crate) async fn remediation_runs(
     if investigation_ids.is_empty() {
         return Ok(by_investigation);
     }
-    // The ids are integers from our own queries; formatting them cannot inject anything.
-    let id_list = investigation_ids
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
+    let found = crate::investigations::by_id_list(
         "SELECT tr.investigation_id, tr.entity, s.display_name FROM script_runs sr \
          JOIN trigger_runs tr ON tr.id = sr.trigger_run_id \
          JOIN response_scripts s ON s.id = sr.script_id \
-         WHERE tr.investigation_id IN ({id_list}) ORDER BY sr.id"
-    );
-    let found = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .fetch_all(&mut *connection)
-        .await
-        .db()?;
+         WHERE tr.investigation_id IN ",
+        " ORDER BY sr.id",
+        investigation_ids,
+    )
+    .fetch_all(&mut *connection)
+    .await
+    .db()?;
     for row in &found {
         let investigation_id = rows::int(row, "investigation_id")?;
         let entity = rows::opt_text(row, "entity")?

@@ -569,7 +569,7 @@ pub async fn list_strategies(pool: &AnyPool, query: &StrategyQuery) -> StoreResu
     let mut page = SqlBuilder::new(&format!("{SELECT_VERSIONS} WHERE v.is_latest = 1"));
     filters(&mut page)?;
     page.push(" ORDER BY s.id");
-    page.limit_offset(query.limit, query.offset)?;
+    page.limit_offset(query.limit, query.offset);
     let mut connection = pool.acquire().await.db()?;
     let total: i64 = count
         .build_scalar()
@@ -784,50 +784,62 @@ pub async fn sync_builtin_strategies(
     Ok(())
 }
 
-/// Counts what the strategies did for one stored result, inside the transaction that
-/// stores it: each rule's counter and its strategy's total.
-pub(crate) async fn count_effects(
+/// Counts what the strategies did for stored results, inside the transaction that stores
+/// them: each rule's counter and its strategy's total, summed first so that a batch of
+/// results costs two statements per rule involved, not per result.
+pub(crate) async fn count_effects<'a>(
     connection: &mut AnyConnection,
-    effects: &StrategyEffects,
+    effects: impl IntoIterator<Item = &'a StrategyEffects>,
 ) -> StoreResult<()> {
-    let mut counted: Vec<(&str, &str, &str, i64)> = Vec::new();
-    if let Some(rule_id) = effects.custom_outcome_id {
-        counted.push((
-            "strategy_outcome_rules",
-            "conclusions_affected",
-            "total_conclusions_affected",
-            rule_id,
-        ));
+    // (table, counter column, strategy total column, rule id) -> how many
+    let mut counted: BTreeMap<(&str, &str, &str, i64), i64> = BTreeMap::new();
+    for effects in effects {
+        if let Some(rule_id) = effects.custom_outcome_id {
+            *counted
+                .entry((
+                    "strategy_outcome_rules",
+                    "conclusions_affected",
+                    "total_conclusions_affected",
+                    rule_id,
+                ))
+                .or_default() += 1;
+        }
+        if let Some(rule_id) = effects.custom_priority_id {
+            *counted
+                .entry((
+                    "strategy_priority_rules",
+                    "priorities_affected",
+                    "total_priorities_affected",
+                    rule_id,
+                ))
+                .or_default() += 1;
+        }
+        for rule_id in &effects.instruction_ids {
+            *counted
+                .entry((
+                    "strategy_instructions",
+                    "usage_count",
+                    "total_instructions_used",
+                    *rule_id,
+                ))
+                .or_default() += 1;
+        }
     }
-    if let Some(rule_id) = effects.custom_priority_id {
-        counted.push((
-            "strategy_priority_rules",
-            "priorities_affected",
-            "total_priorities_affected",
-            rule_id,
-        ));
-    }
-    for rule_id in &effects.instruction_ids {
-        counted.push((
-            "strategy_instructions",
-            "usage_count",
-            "total_instructions_used",
-            *rule_id,
-        ));
-    }
-    for (table, counter, total, rule_id) in counted {
+    for ((table, counter, total, rule_id), count) in counted {
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE {table} SET {counter} = {counter} + 1 WHERE id = $1"
+            "UPDATE {table} SET {counter} = {counter} + $2 WHERE id = $1"
         )))
         .bind(rule_id)
+        .bind(count)
         .execute(&mut *connection)
         .await
         .db()?;
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE custom_strategies SET {total} = {total} + 1 \
+            "UPDATE custom_strategies SET {total} = {total} + $2 \
              WHERE id = (SELECT strategy_id FROM {table} WHERE id = $1)"
         )))
         .bind(rule_id)
+        .bind(count)
         .execute(&mut *connection)
         .await
         .db()?;

@@ -76,6 +76,9 @@ pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
     let pool = AnyPoolOptions::new()
         .max_connections(options.max_connections.max(2))
         .acquire_timeout(Duration::from_secs(30))
+        // A connection to a local file cannot go stale; testing each one before use would
+        // cost a round trip to its thread on every acquire.
+        .test_before_acquire(false)
         .after_connect(move |connection, _| {
             Box::pin(async move {
                 // WAL lets readers proceed while one writer commits; NORMAL syncs the WAL at

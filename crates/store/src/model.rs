@@ -234,7 +234,8 @@ pub enum Finish {
 #[derive(Debug, Clone)]
 pub struct JobInput {
     pub investigation: InvestigationRecord,
-    /// Alerts from the same source and tenant received in the burst window up to this one.
+    /// Alerts from the same source and tenant received in the burst window up to this one,
+    /// counted up to `GuardWindows::burst_count_limit`.
     pub burst_count: u64,
     /// The earliest other investigation with the same coalesce key inside the window.
     pub coalesce_first: Option<i64>,
@@ -244,6 +245,11 @@ pub struct JobInput {
 #[derive(Debug, Clone, Copy)]
 pub struct GuardWindows {
     pub burst_window: chrono::Duration,
+    /// Counting stops at this many alerts (0: the burst guard is off and nothing is
+    /// counted). The guard only asks whether its threshold is crossed; an unbounded count
+    /// would make every job of a busy source read every alert of the window.
+    pub burst_count_limit: u64,
+    /// Zero: the coalescing guard is off and nothing is looked up.
     pub coalesce_window: chrono::Duration,
 }
 

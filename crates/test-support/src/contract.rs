@@ -1323,6 +1323,7 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
 pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn Store>) {
     let windows = GuardWindows {
         burst_window: Duration::minutes(10),
+        burst_count_limit: 100,
         coalesce_window: Duration::minutes(30),
     };
     let mut story_ids = Vec::new();
@@ -1346,6 +1347,23 @@ pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn St
     let fourth = store.load_job(&jobs[3], windows).await.unwrap();
     assert_eq!(fourth.coalesce_first, Some(story_ids[0]));
     assert_eq!(fourth.burst_count, 4);
+    // The count stops at its limit; with the guards off nothing is counted or looked up.
+    let capped = GuardWindows {
+        burst_count_limit: 2,
+        ..windows
+    };
+    assert_eq!(
+        store.load_job(&jobs[3], capped).await.unwrap().burst_count,
+        2
+    );
+    let off = GuardWindows {
+        burst_count_limit: 0,
+        coalesce_window: Duration::zero(),
+        ..windows
+    };
+    let unguarded = store.load_job(&jobs[3], off).await.unwrap();
+    assert_eq!(unguarded.burst_count, 0);
+    assert_eq!(unguarded.coalesce_first, None);
     // An IGNORED conclusion points at the first.
     let mut result = fixtures::result(
         Outcome::Ignored,
