@@ -1,14 +1,17 @@
 //! Issue 3's figures, over real HTTP on loopback with the load generator in the same
 //! process (so on the same 2 cores), for SQLite and PostgreSQL:
 //!
-//! 1. creates per second: 64 keep-alive connections posting distinct 2 KB alerts;
-//! 2. create -> success latency at a paced 1,000 alerts/s with the workers on;
-//! 3. with BENCH_ROWS (default 1,000,000) concluded investigations stored: list with a
+//! 1. (`creates`) creates per second: 64 keep-alive connections posting distinct 2 KB
+//!    alerts;
+//! 2. (`latency`) create -> success latency at a paced 1,000 alerts/s with the workers on;
+//! 3. (`drain`) the worker pool alone: investigations concluded per second from a queue
+//!    filled beforehand;
+//! 4. (`lists`) with BENCH_ROWS (default 1,000,000) concluded investigations stored: list with a
 //!    filter + sort + page, and a rare-term search; p50/p99 over repeated requests.
 //!
 //! `cargo bench -p sleuth-cli --bench api` (BENCH_BACKENDS=sqlite,postgres;
 //! SLEUTH_TEST_POSTGRES_URL for PostgreSQL; BENCH_ROWS, BENCH_SECONDS to scale;
-//! BENCH_PARTS=creates,latency,lists to run some of the three).
+//! BENCH_PARTS=creates,latency,drain,lists to run some of them).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -26,6 +29,11 @@ use sleuth_domain::Role;
 use sleuth_server::{AppState, Settings};
 use sleuth_store::{NewApiKey, Store};
 use sleuth_store_sql::SqlStore;
+
+/// As the `sleuth` binary does (crates/cli/src/main.rs), so that the figures are the
+/// product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
@@ -149,13 +157,7 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool) -> Ben
         .await;
     });
     if workers {
-        let (_stop, stopped) = tokio::sync::watch::channel(false);
-        std::mem::forget(_stop);
-        tokio::spawn(sleuth_server::workers::run_pool(
-            state.clone(),
-            store.clone(),
-            stopped,
-        ));
+        start_workers(&state, &store);
     }
     Bench {
         address,
@@ -165,6 +167,39 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool) -> Ben
         sql,
         _shutdown: shutdown,
     }
+}
+
+fn start_workers(state: &AppState, store: &Arc<dyn Store>) {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    std::mem::forget(stop);
+    tokio::spawn(sleuth_server::workers::run_pool(
+        state.clone(),
+        store.clone(),
+        stopped,
+    ));
+}
+
+/// Investigations concluded per second by the worker pool alone: `count` alerts are
+/// queued first (workers off), then the pool drains the queue.
+async fn drain_rate(bench: &Bench, count: u64) -> f64 {
+    let mut sender = connect(&bench.address).await;
+    for index in 0..count {
+        let (status, _) = send(
+            &mut sender,
+            "POST",
+            "/app/api/v1/investigation/create",
+            &bench.key,
+            Some(alert(20_000_000 + index)),
+        )
+        .await;
+        assert_eq!(status, 200);
+    }
+    let started = Instant::now();
+    start_workers(&bench.state, &bench.store);
+    while bench.store.pending_jobs().await.expect("pending") > 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    count as f64 / started.elapsed().as_secs_f64()
 }
 
 fn sleuth_test_user() -> sleuth_store::NewUser {
@@ -408,7 +443,8 @@ async fn run(backend: &str) {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(1_000_000);
-    let parts = std::env::var("BENCH_PARTS").unwrap_or_else(|_| "creates,latency,lists".into());
+    let parts =
+        std::env::var("BENCH_PARTS").unwrap_or_else(|_| "creates,latency,drain,lists".into());
     let part = |name: &str| parts.split(',').any(|wanted| wanted.trim() == name);
     println!("== {backend}");
     if part("creates") {
@@ -417,6 +453,15 @@ async fn run(backend: &str) {
         let rate = creates_per_second(&bench, seconds).await;
         println!(
             "  creates: {rate:.0}/s (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
+        );
+    }
+    if part("drain") {
+        let directory = tempfile::tempdir().expect("temp dir");
+        let bench = start(backend, directory.path(), false).await;
+        let count = 1000 * seconds;
+        let rate = drain_rate(&bench, count).await;
+        println!(
+            "  workers alone: {rate:.0} investigations/s ({count} queued, default 10 at once)"
         );
     }
     if part("latency") {
