@@ -44,6 +44,36 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// How often the background checkpointer copies the WAL back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// WAL pages (4 KiB) after which a committing writer checkpoints by itself: only when the
+/// background checkpointer has fallen far behind (or stopped), since that writer holds the
+/// write lock meanwhile.
+const WAL_AUTOCHECKPOINT_PAGES: u32 = 25_000;
+
+/// Checkpoints the WAL in the background. SQLite's own checkpoint runs in whichever commit
+/// crosses the threshold, and with `synchronous = NORMAL` it syncs the file twice, all
+/// while that writer holds the write lock every other writer waits for. A PASSIVE
+/// checkpoint takes no write lock: writers carry on meanwhile. Ends with the pool.
+fn spawn_checkpointer(pool: sqlx::AnyPool) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(CHECKPOINT_EVERY);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if pool.is_closed() {
+                return;
+            }
+            if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&pool)
+                .await
+            {
+                tracing::warn!(%error, "background WAL checkpoint failed; writers will checkpoint instead");
+            }
+        }
+    });
+}
+
 /// How to open the database.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
@@ -88,7 +118,8 @@ pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
                     .execute(sqlx::AssertSqlSafe(format!(
                         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                          PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {busy_timeout_ms}; \
-                         PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000;"
+                         PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000; \
+                         PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES};"
                     )))
                     .await?;
                 Ok(())
@@ -98,6 +129,7 @@ pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
         .await
         .map_err(|error| StoreError::Unavailable(Box::new(error)))?;
     sleuth_store_sql::migrate::apply(&pool, Dialect::Sqlite, MIGRATIONS, None).await?;
+    spawn_checkpointer(pool.clone());
     Ok(SqlStore::start(
         pool,
         Dialect::Sqlite,
