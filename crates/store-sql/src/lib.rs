@@ -34,6 +34,7 @@ use sleuth_store::*;
 use sqlx::AnyPool;
 use tokio::sync::{Notify, mpsc};
 
+pub use list::fold_counts;
 pub use migrate::Migration;
 
 /// The SQL that differs between the two databases.
@@ -103,6 +104,18 @@ pub struct SqlStore {
     job_wakeups: Arc<Notify>,
     /// The one task of this process that appends to the audit log (see `audit`).
     audit: mpsc::Sender<audit::AppendRequest>,
+    /// PostgreSQL: the task folding the list's count deltas (see `list::fold_counts`),
+    /// stopped when the last clone of the store is dropped.
+    _count_folding: Option<Arc<AbortOnDrop>>,
+}
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -126,6 +139,12 @@ impl SqlStore {
             job_wakeups.clone(),
         );
         let audit = audit::spawn_writer(pool.clone(), dialect);
+        let count_folding = match dialect {
+            Dialect::Postgres => Some(Arc::new(AbortOnDrop(list::spawn_count_folding(
+                pool.clone(),
+            )))),
+            Dialect::Sqlite => None,
+        };
         SqlStore {
             pool,
             dialect,
@@ -133,6 +152,7 @@ impl SqlStore {
             creates,
             job_wakeups,
             audit,
+            _count_folding: count_folding,
         }
     }
 
