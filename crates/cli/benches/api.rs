@@ -110,7 +110,10 @@ struct Bench {
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
-async fn start(backend: &str, directory: &std::path::Path, workers: bool) -> Bench {
+/// `database` names the PostgreSQL database the run drops and recreates: each part has its
+/// own, so that two people benchmarking different parts on one server never drop each
+/// other's data.
+async fn start(backend: &str, directory: &std::path::Path, workers: bool, database: &str) -> Bench {
     let mut settings = Settings::default();
     settings.workers.enabled = workers;
     settings.guards.burst_threshold = 0;
@@ -124,7 +127,7 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool) -> Ben
         _ => {
             let server = std::env::var("SLEUTH_TEST_POSTGRES_URL")
                 .expect("SLEUTH_TEST_POSTGRES_URL for the postgres bench");
-            let url = recreate_postgres_database(&server, "sleuth_bench").await;
+            let url = recreate_postgres_database(&server, database).await;
             sleuth_store_postgres::open(&url, &Default::default())
                 .await
                 .expect("postgres")
@@ -375,12 +378,18 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
         ),
         format!(
             "{numbers} INSERT INTO investigations (id, alert_id, status, outcome, priority, priority_rank, result, created_at, updated_at, generated_time, start_time, \
-             alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, feedback_created_at, feedback_updated_at) \
+             alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, tenant_id, feedback_created_at, feedback_updated_at) \
              SELECT i + 1000000000, i + 1000000000, CASE WHEN i % 50 = 0 THEN 'error' ELSE 'success' END, 'COMPLETED_FALSE_ALERT', \
              CASE i % 3 WHEN 0 THEN 'urgent' WHEN 1 THEN 'notable' ELSE 'informational' END, 3 - (i % 3), '{result}', \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000, {base_micros} + i * 1000000 + 5000, {base_micros} + i * 1000000, \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000 - 60000000, 'type-' || CAST(i % 40 AS TEXT), {source}, 1, \
+             'tenant-' || CAST(i % 20 AS TEXT), \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000 FROM n"
+        ),
+        // One investigation in seven carries an insight tag, for the tag filter.
+        format!(
+            "{numbers} INSERT INTO investigation_tags (name, investigation_id) \
+             SELECT 'credential_access', i + 1000000000 FROM n WHERE i % 7 = 0"
         ),
     ];
     for statement in statements {
@@ -395,8 +404,9 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
              'suspicious activity ' || CAST(i AS TEXT) || ' wks ' || CAST(i AS TEXT) || ' benign administrative activity' \
              || CASE WHEN i % 100000 = 7 THEN ' rarezebra' ELSE '' END FROM n"
         ),
-        _ => "UPDATE investigations SET search_vector = to_tsvector('simple', 'suspicious activity ' || id || ' wks ' || id || ' benign administrative activity' \
-              || CASE WHEN id % 100000 = 7 THEN ' rarezebra' ELSE '' END) WHERE id > 1000000000".to_string(),
+        // The same text as SQLite's: the row number is the id less 1,000,000,000.
+        _ => "UPDATE investigations SET search_vector = to_tsvector('simple', 'suspicious activity ' || (id - 1000000000) || ' wks ' || (id - 1000000000) \
+              || ' benign administrative activity' || CASE WHEN id % 100000 = 7 THEN ' rarezebra' ELSE '' END) WHERE id > 1000000000".to_string(),
     };
     sqlx::raw_sql(sqlx::AssertSqlSafe(search))
         .execute(pool)
@@ -449,7 +459,7 @@ async fn run(backend: &str) {
     println!("== {backend}");
     if part("creates") {
         let directory = tempfile::tempdir().expect("temp dir");
-        let bench = start(backend, directory.path(), false).await;
+        let bench = start(backend, directory.path(), false, "sleuth_bench").await;
         let rate = creates_per_second(&bench, seconds).await;
         println!(
             "  creates: {rate:.0}/s (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
@@ -457,7 +467,7 @@ async fn run(backend: &str) {
     }
     if part("drain") {
         let directory = tempfile::tempdir().expect("temp dir");
-        let bench = start(backend, directory.path(), false).await;
+        let bench = start(backend, directory.path(), false, "sleuth_bench").await;
         let count = 1000 * seconds;
         let rate = drain_rate(&bench, count).await;
         println!(
@@ -466,7 +476,7 @@ async fn run(backend: &str) {
     }
     if part("latency") {
         let directory = tempfile::tempdir().expect("temp dir");
-        let bench = start(backend, directory.path(), true).await;
+        let bench = start(backend, directory.path(), true, "sleuth_bench").await;
         let latencies = create_to_success(&bench, 1000, seconds).await;
         println!(
             "  create -> success at 1,000/s: p50 {} p99 {} ({} alerts; target p50 <= 50 ms)",
@@ -478,7 +488,7 @@ async fn run(backend: &str) {
     }
     if part("lists") {
         let directory = tempfile::tempdir().expect("temp dir");
-        let bench = start(backend, directory.path(), false).await;
+        let bench = start(backend, directory.path(), false, "sleuth_bench_lists").await;
         fill(&bench, backend, rows).await;
         let queries = [
             (
@@ -496,6 +506,22 @@ async fn run(backend: &str) {
             (
                 "time range + stopped reasons",
                 "/app/api/v1/investigation?stopped_reasons=ERROR&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
+            ),
+            (
+                "filter tenant_id, sort inv_update",
+                "/app/api/v1/investigation?tenant_id=tenant-3&sort_type=inv_update",
+            ),
+            (
+                "filter insight tag, sort alert_start asc",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&sort_type=alert_start&sort_dir=asc",
+            ),
+            (
+                "filter priority urgent+notable, sort priority",
+                "/app/api/v1/investigation?priority_statuses=urgent&priority_statuses=notable&sort_type=priority",
+            ),
+            (
+                "filter alert tenant, every state, sort inv_create",
+                "/app/api/v1/investigation?alert_tenants=tenant-5&investigation_state=success&investigation_state=error&sort_type=inv_create",
             ),
             (
                 "rare-term search",

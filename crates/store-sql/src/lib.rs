@@ -38,6 +38,7 @@ use tokio::sync::Notify;
 
 use crate::group_commit::GroupCommit;
 
+pub use list::fold_counts;
 pub use migrate::Migration;
 
 /// The SQL that differs between the two databases.
@@ -114,6 +115,18 @@ pub struct SqlStore {
     audit: GroupCommit<audit::AuditWriter>,
     /// The one task of this process that records system events.
     system_events: GroupCommit<system_events::SystemEventWriter>,
+    /// PostgreSQL: the task folding the list's count deltas (see `list::fold_counts`),
+    /// stopped when the last clone of the store is dropped.
+    _count_folding: Option<Arc<AbortOnDrop>>,
+}
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -159,6 +172,12 @@ impl SqlStore {
             },
             FINISH_BATCH_MAX,
         );
+        let count_folding = match dialect {
+            Dialect::Postgres => Some(Arc::new(AbortOnDrop(list::spawn_count_folding(
+                pool.clone(),
+            )))),
+            Dialect::Sqlite => None,
+        };
         SqlStore {
             pool,
             dialect,
@@ -168,6 +187,7 @@ impl SqlStore {
             job_wakeups,
             audit,
             system_events,
+            _count_folding: count_folding,
         }
     }
 

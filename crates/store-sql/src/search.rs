@@ -96,11 +96,12 @@ pub fn match_expression(dialect: Dialect, phrases: &[Vec<String>]) -> String {
 }
 
 /// The WHERE condition that keeps matching investigations (alias `i`); `$n` is the bound
-/// match expression.
-pub fn filter_condition(dialect: Dialect, parameter: usize) -> String {
+/// match expression. `id` is how SQLite's condition names the investigation's id (`i.id`,
+/// or `+i.id` to keep the search from choosing the statement's index).
+pub fn filter_condition(dialect: Dialect, parameter: usize, id: &str) -> String {
     match dialect {
         Dialect::Sqlite => format!(
-            "i.id IN (SELECT rowid FROM investigation_search WHERE investigation_search MATCH ${parameter})"
+            "{id} IN (SELECT rowid FROM investigation_search WHERE investigation_search MATCH ${parameter})"
         ),
         Dialect::Postgres => {
             format!("i.search_vector @@ to_tsquery('simple', ${parameter})")

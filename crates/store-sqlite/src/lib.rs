@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "strategies",
         sql: include_str!("../migrations/0006_strategies.sql"),
     },
+    Migration {
+        version: 7,
+        name: "list_counts",
+        sql: include_str!("../migrations/0007_list_counts.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -36,6 +36,7 @@ macro_rules! store_contract_tests {
             listing_defaults_to_success_newest_first,
             listing_filters_by_every_parameter,
             listing_sorts_totally_and_pages_without_gaps,
+            list_counts_stay_exact_through_every_change,
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
             guards_count_bursts_and_find_the_first_of_a_story,
@@ -1106,6 +1107,170 @@ pub async fn listing_sorts_totally_and_pages_without_gaps(store: Arc<dyn Store>)
         ranks.windows(2).all(|pair| pair[0] >= pair[1]),
         "urgent first: {ranks:?}"
     );
+}
+
+async fn total(store: &Arc<dyn Store>, query: &InvestigationQuery) -> u64 {
+    store.list_investigations(query).await.unwrap().total
+}
+
+/// Asserts how many investigations each state holds, counted both ways the list counts:
+/// from the per-combination counts the database keeps by triggers (filters on counted
+/// columns only), and from the rows themselves (a time range covering every alert forces
+/// that).
+async fn assert_state_counts(store: &Arc<dyn Store>, expected: [(InvestigationStatus, u64); 4]) {
+    for (state, want) in expected {
+        let by_counts = total(
+            store,
+            &InvestigationQuery {
+                states: vec![state],
+                ..query()
+            },
+        )
+        .await;
+        let by_rows = total(
+            store,
+            &InvestigationQuery {
+                states: vec![state],
+                alert_create: TimeRange {
+                    from: Some(time(-100_000)),
+                    until: Some(time(100_000)),
+                },
+                ..query()
+            },
+        )
+        .await;
+        assert_eq!((by_counts, by_rows), (want, want), "{state:?}");
+    }
+}
+
+pub async fn list_counts_stay_exact_through_every_change(store: Arc<dyn Store>) {
+    use InvestigationStatus::{Error, Loading, NotAsked, Success};
+    let mut edr = parsed_alert("Mimikatz", "EDR", 0, &[]);
+    edr.tenant_id = Some("tenant-7".into());
+    let edr = new_alert(edr, json!({"n": 1}), None);
+    let first = store
+        .create_investigation(edr.clone(), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    for index in 1..4 {
+        store
+            .create_investigation(simple_alert(&format!("alert {index}"), index), false)
+            .await
+            .unwrap();
+    }
+    assert_state_counts(
+        &store,
+        [(NotAsked, 4), (Loading, 0), (Success, 0), (Error, 0)],
+    )
+    .await;
+    let forced = store
+        .create_investigation(edr, true)
+        .await
+        .unwrap()
+        .investigation_id();
+    assert_ne!(forced, first);
+    assert_state_counts(
+        &store,
+        [(NotAsked, 5), (Loading, 0), (Success, 0), (Error, 0)],
+    )
+    .await;
+    let edr_only = InvestigationQuery {
+        states: InvestigationStatus::ALL.to_vec(),
+        direct_source_labels: vec!["EDR".into()],
+        tenant_id: Some("tenant-7".into()),
+        ..query()
+    };
+    assert_eq!(
+        total(&store, &edr_only).await,
+        2,
+        "both runs of the EDR alert"
+    );
+
+    let mut jobs = store.claim_jobs("w", 3, lease(), time(1)).await.unwrap();
+    assert_eq!(jobs.len(), 3);
+    assert_state_counts(
+        &store,
+        [(NotAsked, 2), (Loading, 3), (Success, 0), (Error, 0)],
+    )
+    .await;
+    let released = jobs.pop().unwrap();
+    let failed = jobs.pop().unwrap();
+    let succeeded = jobs.pop().unwrap();
+    let finish = Finish::Completed {
+        result: Box::new(fixtures::result(
+            Outcome::BreachedConfirmed,
+            Priority::Urgent,
+            "counted",
+        )),
+        ignored_for: None,
+    };
+    assert!(
+        store
+            .finish_job(&succeeded, &finish, time(2))
+            .await
+            .unwrap()
+    );
+    let stopped = Finish::Stopped {
+        canceled: None,
+        error_msg: "the engine failed".into(),
+    };
+    assert!(store.finish_job(&failed, &stopped, time(2)).await.unwrap());
+    store.release_jobs(&[released]).await.unwrap();
+    assert_state_counts(
+        &store,
+        [(NotAsked, 3), (Loading, 0), (Success, 1), (Error, 1)],
+    )
+    .await;
+
+    let queued = ids(
+        &store,
+        &InvestigationQuery {
+            states: vec![NotAsked],
+            ..query()
+        },
+    )
+    .await;
+    store
+        .cancel_investigation(queued[0], time(3))
+        .await
+        .unwrap();
+    assert_state_counts(
+        &store,
+        [(NotAsked, 2), (Loading, 0), (Success, 1), (Error, 2)],
+    )
+    .await;
+    let urgent = InvestigationQuery {
+        priorities: vec![Some(Priority::Urgent)],
+        ..query()
+    };
+    assert_eq!(total(&store, &urgent).await, 1);
+    let by_reason = |reasons: Vec<StopReason>| InvestigationQuery {
+        stopped_reasons: reasons,
+        ..query()
+    };
+    assert_eq!(total(&store, &by_reason(vec![StopReason::Error])).await, 1);
+    assert_eq!(
+        total(
+            &store,
+            &by_reason(vec![StopReason::Canceled(Canceled::Manual)])
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        total(&store, &edr_only).await,
+        2,
+        "a change of state moves no one out"
+    );
+    // A state asked twice is listed once.
+    let twice = InvestigationQuery {
+        states: vec![Error, Error, Success],
+        ..query()
+    };
+    let listed = store.list_investigations(&twice).await.unwrap();
+    assert_eq!(listed.total, 3);
+    assert_eq!(listed.items.len(), 3);
 }
 
 pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {
