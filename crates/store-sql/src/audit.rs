@@ -18,8 +18,6 @@ use crate::group_commit::{BatchWrite, all_or_nothing};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
 
-/// The most entries one append transaction carries.
-pub const BATCH_MAX: usize = 256;
 /// Entries read per query while verifying or exporting.
 const PAGE: i64 = 1000;
 

@@ -94,3 +94,17 @@ impl SqlBuilder {
         sqlx::query_with(sqlx::AssertSqlSafe(self.sql), self.arguments).persistent(false)
     }
 }
+
+/// `{select}($1, $2, …){rest}` with the ids bound. A single id (a worker loading its job,
+/// a read) is the hot case: that statement is kept prepared. Longer lists are not (see
+/// `SqlBuilder::build`): each length is a new text.
+pub fn by_id_list(
+    select: &str,
+    ids: &[i64],
+    rest: &str,
+) -> StoreResult<sqlx::query::Query<'static, Any, AnyArguments>> {
+    let mut sql = SqlBuilder::new(select);
+    sql.bind_list(ids.iter().copied())?;
+    sql.push(rest);
+    Ok(sql.build().persistent(ids.len() == 1))
+}

@@ -11,7 +11,7 @@ use sleuth_store::{Created, NewAlert, StoreError, StoreResult};
 use sqlx::{AnyConnection, AnyPool};
 use tokio::sync::Notify;
 
-use crate::group_commit::BatchWrite;
+use crate::group_commit::{BatchWrite, all_failed};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
@@ -61,15 +61,7 @@ async fn write_batch(
     }
     match try_write_batch(pool, dialect, batch).await {
         Ok(results) => results,
-        Err(error) => {
-            tracing::error!(error = %error, size = batch.len(), "create batch failed to commit");
-            // The transaction rolled back: nothing of this batch is stored.
-            let message = error.to_string();
-            batch
-                .iter()
-                .map(|_| Err(StoreError::Unavailable(message.clone().into())))
-                .collect()
-        }
+        Err(error) => all_failed("create batch", batch.len(), &error),
     }
 }
 

@@ -23,8 +23,12 @@ pub trait BatchWrite: Send + Sync + 'static {
     async fn write(&self, batch: &[Self::Request]) -> Vec<StoreResult<Self::Output>>;
 }
 
+/// How many requests one transaction carries at most, for the writers that need no other
+/// bound (creates have their own setting).
+pub const BATCH_MAX: usize = 256;
+
 /// The answers to a batch written all or nothing: each request its own output, or every
-/// request the same error (logged once here, with what was being written).
+/// request the same error.
 pub fn all_or_nothing<T>(
     what: &str,
     size: usize,
@@ -32,14 +36,18 @@ pub fn all_or_nothing<T>(
 ) -> Vec<StoreResult<T>> {
     match written {
         Ok(outputs) => outputs.into_iter().map(Ok).collect(),
-        Err(error) => {
-            tracing::error!(%error, size, "{what} failed to commit");
-            let message = error.to_string();
-            (0..size)
-                .map(|_| Err(StoreError::Unavailable(message.clone().into())))
-                .collect()
-        }
+        Err(error) => all_failed(what, size, &error),
     }
+}
+
+/// Every request of a batch that failed to commit gets the same error (logged once here,
+/// with what was being written): nothing of the batch is stored.
+pub fn all_failed<T>(what: &str, size: usize, error: &StoreError) -> Vec<StoreResult<T>> {
+    tracing::error!(%error, size, "{what} failed to commit");
+    let message = error.to_string();
+    (0..size)
+        .map(|_| Err(StoreError::Unavailable(message.clone().into())))
+        .collect()
 }
 
 type Queued<W> = (

@@ -13,6 +13,7 @@ use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
 use crate::DbResultExt;
+use crate::builder::SqlBuilder;
 use crate::rows::{self, micros};
 
 /// At most this many entities of the new alert are looked up, and this many earlier alerts
@@ -31,7 +32,7 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
     let sharing = if entities.is_empty() {
         Vec::new()
     } else {
-        sharing_alerts(&entities, query.alert_id)
+        sharing_alerts(&entities, query.alert_id)?
             .fetch_all(&mut *connection)
             .await
             .db()?
@@ -140,30 +141,27 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
 /// `ALERTS_PER_ENTITY` other alerts naming each, as rows of (entity index, alert id). Its
 /// text depends only on how many entities there are, so it stays prepared. At least one
 /// entity.
-fn sharing_alerts<'q>(
+fn sharing_alerts(
     entities: &[&Entity],
     alert_id: i64,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
-    let arms: Vec<String> = (0..entities.len())
-        .map(|index| {
-            let kind = 3 * index + 1;
-            format!(
-                "SELECT * FROM (SELECT {index} AS entity, alert_id FROM alert_entities \
-                 WHERE kind = ${kind} AND value = ${} AND alert_id <> ${} \
-                 ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}",
-                kind + 1,
-                kind + 2,
-            )
-        })
-        .collect();
-    let mut lookup = sqlx::query(sqlx::AssertSqlSafe(arms.join(" UNION ALL ")));
-    for entity in entities {
-        lookup = lookup
-            .bind(entity.kind.as_str())
-            .bind(entity.value.clone())
-            .bind(alert_id);
+) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
+    let mut sql = SqlBuilder::new("");
+    for (index, entity) in entities.iter().enumerate() {
+        if index > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.push(&format!(
+            "SELECT * FROM (SELECT {index} AS entity, alert_id FROM alert_entities WHERE kind = "
+        ));
+        sql.bind(entity.kind.as_str().to_string())?
+            .push(" AND value = ");
+        sql.bind(entity.value.clone())?.push(" AND alert_id <> ");
+        sql.bind(alert_id)?;
+        sql.push(&format!(
+            " ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}"
+        ));
     }
-    lookup
+    Ok(sql.build().persistent(true))
 }
 
 const SELECT_PAST: &str = "SELECT i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \

@@ -44,24 +44,6 @@ pub async fn get_investigation(
         .ok_or_else(|| StoreError::not_found("investigation", investigation_id))
 }
 
-/// `{select}($1, $2, …){rest}` with the ids bound. A single id (a worker loading its job,
-/// a read) is the hot case: that statement is kept prepared. Longer lists are not, since
-/// each length is a new text that would push a hot statement out of the connection's
-/// statement cache.
-pub(crate) fn by_id_list<'q>(
-    select: &str,
-    rest: &str,
-    ids: &[i64],
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
-    let placeholders: Vec<String> = (1..=ids.len()).map(|number| format!("${number}")).collect();
-    let sql = format!("{select}({}){rest}", placeholders.join(", "));
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(ids.len() == 1);
-    for id in ids {
-        query = query.bind(*id);
-    }
-    query
-}
-
 /// Reads the investigations with these ids, in the order of `ids`; missing ids are skipped.
 pub async fn fetch_by_ids(
     connection: &mut AnyConnection,
@@ -70,7 +52,7 @@ pub async fn fetch_by_ids(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let found = by_id_list(SELECT_INVESTIGATIONS, "", ids)
+    let found = crate::builder::by_id_list(SELECT_INVESTIGATIONS, ids, "")?
         .fetch_all(&mut *connection)
         .await
         .db()?;

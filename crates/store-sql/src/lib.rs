@@ -88,10 +88,6 @@ pub(crate) async fn begin_write(
     Ok((turn, transaction))
 }
 
-/// How many finished investigations one transaction may carry: at most as many as run at
-/// once in a process, in practice; the bound only matters for very wide worker pools.
-const FINISH_BATCH_MAX: usize = 256;
-
 /// Tuning of the shared store.
 #[derive(Debug, Clone)]
 pub struct SqlStoreOptions {
@@ -156,21 +152,21 @@ impl SqlStore {
                 pool: pool.clone(),
                 dialect,
             },
-            FINISH_BATCH_MAX,
+            group_commit::BATCH_MAX,
         );
         let audit = GroupCommit::spawn(
             audit::AuditWriter {
                 pool: pool.clone(),
                 dialect,
             },
-            audit::BATCH_MAX,
+            group_commit::BATCH_MAX,
         );
         let system_events = GroupCommit::spawn(
             system_events::SystemEventWriter {
                 pool: pool.clone(),
                 dialect,
             },
-            FINISH_BATCH_MAX,
+            group_commit::BATCH_MAX,
         );
         let count_folding = match dialect {
             Dialect::Postgres => Some(Arc::new(AbortOnDrop(list::spawn_count_folding(

@@ -49,17 +49,16 @@ pub async fn claim_jobs(
         .await
         .db()?;
     if !claimed.is_empty() {
-        let ids = || {
-            claimed
-                .iter()
-                .map(|(investigation_id, _)| *investigation_id)
-        };
         let mut sql = SqlBuilder::new(
             "UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, ",
         );
         sql.bind(micros(now))?.push("), updated_at = ");
         sql.bind(micros(now))?.push(" WHERE id IN ");
-        sql.bind_list(ids())?;
+        sql.bind_list(
+            claimed
+                .iter()
+                .map(|(investigation_id, _)| *investigation_id),
+        )?;
         sql.build().execute(&mut *transaction).await.db()?;
         let retried: Vec<i64> = claimed
             .iter()

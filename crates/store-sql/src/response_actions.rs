@@ -901,14 +901,14 @@ pub(crate) async fn remediation_runs(
     if investigation_ids.is_empty() {
         return Ok(by_investigation);
     }
-    let found = crate::investigations::by_id_list(
+    let found = crate::builder::by_id_list(
         "SELECT tr.investigation_id, tr.entity, s.display_name FROM script_runs sr \
          JOIN trigger_runs tr ON tr.id = sr.trigger_run_id \
          JOIN response_scripts s ON s.id = sr.script_id \
          WHERE tr.investigation_id IN ",
-        " ORDER BY sr.id",
         investigation_ids,
-    )
+        " ORDER BY sr.id",
+    )?
     .fetch_all(&mut *connection)
     .await
     .db()?;
