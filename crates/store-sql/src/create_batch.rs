@@ -72,9 +72,13 @@ pub async fn write(
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<Created>> {
-    let stored_alerts = stored_alerts(transaction, batch).await?;
-    let latest_stored =
-        latest_investigations(transaction, stored_alerts.values().copied().collect()).await?;
+    let stored_alerts = stored_alerts(transaction, dialect, batch).await?;
+    let latest_stored = latest_investigations(
+        transaction,
+        dialect,
+        stored_alerts.values().copied().collect(),
+    )
+    .await?;
     let requests: Vec<(&str, bool)> = batch
         .iter()
         .map(|request| (request.alert.identity.as_str(), request.force))
@@ -89,8 +93,8 @@ pub async fn write(
             _ => None,
         })
         .collect();
-    let alert_ids = insert_alerts(transaction, batch, &new_alerts).await?;
-    insert_entities(transaction, batch, &new_alerts, &alert_ids).await?;
+    let alert_ids = insert_alerts(transaction, dialect, batch, &new_alerts).await?;
+    insert_entities(transaction, dialect, batch, &new_alerts, &alert_ids).await?;
 
     let mut investigate: Vec<(usize, i64)> = Vec::new();
     for (index, plan) in plans.iter().enumerate() {
@@ -166,6 +170,7 @@ fn plan<'a>(
 /// The ids of the batch's alerts that are already stored, by identity.
 async fn stored_alerts(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     batch: &[CreateRequest],
 ) -> StoreResult<HashMap<String, i64>> {
     let mut identities: Vec<&str> = batch
@@ -176,7 +181,10 @@ async fn stored_alerts(
     identities.dedup();
     let mut found = HashMap::new();
     for chunk in identities.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new("SELECT identity, id FROM alerts WHERE identity IN ");
+        let mut sql = SqlBuilder::many(
+            dialect,
+            "SELECT identity, id FROM alerts WHERE identity IN ",
+        );
         sql.bind_list(chunk.iter().map(|identity| identity.to_string()))?;
         for row in sql.build().fetch_all(&mut *transaction).await.db()? {
             found.insert(rows::text(&row, "identity")?, rows::int(&row, "id")?);
@@ -188,11 +196,13 @@ async fn stored_alerts(
 /// The latest investigation of each stored alert that has one.
 async fn latest_investigations(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     alert_ids: Vec<i64>,
 ) -> StoreResult<HashMap<i64, i64>> {
     let mut found = HashMap::new();
     for chunk in alert_ids.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new(
+        let mut sql = SqlBuilder::many(
+            dialect,
             "SELECT alert_id, MAX(id) AS latest FROM investigations WHERE alert_id IN ",
         );
         sql.bind_list(chunk.iter().copied())?;
@@ -207,12 +217,14 @@ async fn latest_investigations(
 /// Inserts the alerts first seen in this batch; their ids by request index.
 async fn insert_alerts(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     batch: &[CreateRequest],
     new_alerts: &[usize],
 ) -> StoreResult<HashMap<usize, i64>> {
     let mut ids = HashMap::with_capacity(new_alerts.len());
     for chunk in new_alerts.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new(
+        let mut sql = SqlBuilder::many(
+            dialect,
             "INSERT INTO alerts (identity, tenant_union_id, tenant_integration_key, parsed, \
              raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at) VALUES ",
         );
@@ -259,6 +271,7 @@ async fn insert_alerts(
 /// Each new alert's distinct entities, for correlation.
 async fn insert_entities(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     batch: &[CreateRequest],
     new_alerts: &[usize],
     alert_ids: &HashMap<usize, i64>,
@@ -274,7 +287,10 @@ async fn insert_entities(
         }
     }
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new("INSERT INTO alert_entities (kind, value, alert_id) VALUES ");
+        let mut sql = SqlBuilder::many(
+            dialect,
+            "INSERT INTO alert_entities (kind, value, alert_id) VALUES ",
+        );
         for (position, (kind, value, alert_id)) in chunk.iter().enumerate() {
             sql.push(if position == 0 { "(" } else { ", (" });
             sql.bind(kind.as_str().to_string())?.push(", ");
@@ -295,7 +311,8 @@ async fn insert_investigations(
 ) -> StoreResult<HashMap<usize, i64>> {
     let mut ids = HashMap::with_capacity(investigate.len());
     for chunk in investigate.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new(
+        let mut sql = SqlBuilder::many(
+            dialect,
             "INSERT INTO investigations (alert_id, status, created_at, updated_at, \
              alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, \
              tenant_id, tenant_label, tenant_integration_key, feedback_created_at, feedback_updated_at",
@@ -370,8 +387,10 @@ async fn insert_jobs_and_search(
     investigation_ids: &HashMap<usize, i64>,
 ) -> StoreResult<()> {
     for chunk in investigate.chunks(ROWS_PER_STATEMENT) {
-        let mut sql =
-            SqlBuilder::new("INSERT INTO jobs (investigation_id, ready_at, attempts) VALUES ");
+        let mut sql = SqlBuilder::many(
+            dialect,
+            "INSERT INTO jobs (investigation_id, ready_at, attempts) VALUES ",
+        );
         for (position, &(index, _)) in chunk.iter().enumerate() {
             sql.push(if position == 0 { "(" } else { ", (" });
             sql.bind(id_of(investigation_ids, index)?)?.push(", ");
@@ -381,7 +400,10 @@ async fn insert_jobs_and_search(
         sql.build().execute(&mut *transaction).await.db()?;
         if dialect == Dialect::Sqlite {
             // New ids, so no stale row to replace (unlike `search::index`).
-            let mut sql = SqlBuilder::new("INSERT INTO investigation_search (rowid, body) VALUES ");
+            let mut sql = SqlBuilder::many(
+                dialect,
+                "INSERT INTO investigation_search (rowid, body) VALUES ",
+            );
             for (position, &(index, _)) in chunk.iter().enumerate() {
                 sql.push(if position == 0 { "(" } else { ", (" });
                 sql.bind(id_of(investigation_ids, index)?)?.push(", ");

@@ -29,7 +29,7 @@ pub async fn write(
     dialect: Dialect,
     batch: &[FinishRequest],
 ) -> StoreResult<Vec<bool>> {
-    let released = release_leases(transaction, batch).await?;
+    let released = release_leases(transaction, dialect, batch).await?;
     let stored: Vec<bool> = batch
         .iter()
         .map(|request| {
@@ -51,7 +51,7 @@ pub async fn write(
             Finish::Stopped { .. } => None,
         })
         .collect();
-    let search_texts = search_texts(transaction, &concluded).await?;
+    let search_texts = search_texts(transaction, dialect, &concluded).await?;
     for request in &kept {
         let search_text = search_texts.get(&request.job.investigation_id);
         store_outcome(transaction, dialect, request, search_text).await?;
@@ -61,9 +61,9 @@ pub async fn write(
         concluded.iter().map(|(_, result)| &result.strategy_effects),
     )
     .await?;
-    insert_tags(transaction, &concluded).await?;
+    insert_tags(transaction, dialect, &concluded).await?;
     if dialect == Dialect::Sqlite {
-        replace_search_rows(transaction, &search_texts).await?;
+        replace_search_rows(transaction, dialect, &search_texts).await?;
     }
     Ok(stored)
 }
@@ -72,9 +72,10 @@ pub async fn write(
 /// of each one deleted.
 async fn release_leases(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     batch: &[FinishRequest],
 ) -> StoreResult<HashSet<(i64, String)>> {
-    let mut sql = SqlBuilder::new("DELETE FROM jobs WHERE ");
+    let mut sql = SqlBuilder::many(dialect, "DELETE FROM jobs WHERE ");
     for (position, request) in batch.iter().enumerate() {
         sql.push(if position == 0 { "(" } else { " OR (" });
         sql.push("investigation_id = ")
@@ -100,6 +101,7 @@ async fn release_leases(
 /// conclusion's, and those of notes written while it ran.
 async fn search_texts(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     concluded: &[(i64, &InvestigationResult)],
 ) -> StoreResult<BTreeMap<i64, String>> {
     if concluded.is_empty() {
@@ -110,7 +112,8 @@ async fn search_texts(
             .iter()
             .map(|(investigation_id, _)| *investigation_id)
     };
-    let mut sql = SqlBuilder::new(
+    let mut sql = SqlBuilder::many(
+        dialect,
         "SELECT i.id, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id \
          WHERE i.id IN ",
     );
@@ -119,7 +122,8 @@ async fn search_texts(
     for row in sql.build().fetch_all(&mut *transaction).await.db()? {
         parsed_by_id.insert(rows::int(&row, "id")?, rows::json(&row, "parsed")?);
     }
-    let mut sql = SqlBuilder::new(
+    let mut sql = SqlBuilder::many(
+        dialect,
         "SELECT investigation_id, text FROM investigation_notes WHERE investigation_id IN ",
     );
     sql.bind_list(ids())?;
@@ -210,6 +214,7 @@ async fn store_outcome(
 /// The insight tags of the concluded investigations, for the list's tag filter.
 async fn insert_tags(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     concluded: &[(i64, &InvestigationResult)],
 ) -> StoreResult<()> {
     let tags: Vec<(i64, &String)> = concluded
@@ -224,8 +229,10 @@ async fn insert_tags(
     if tags.is_empty() {
         return Ok(());
     }
-    let mut sql =
-        SqlBuilder::new("INSERT INTO investigation_tags (name, investigation_id) VALUES ");
+    let mut sql = SqlBuilder::many(
+        dialect,
+        "INSERT INTO investigation_tags (name, investigation_id) VALUES ",
+    );
     for (position, (investigation_id, name)) in tags.iter().enumerate() {
         sql.push(if position == 0 { "(" } else { ", (" });
         sql.bind((*name).clone())?.push(", ");
@@ -239,15 +246,19 @@ async fn insert_tags(
 /// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations.
 async fn replace_search_rows(
     transaction: &mut AnyConnection,
+    dialect: Dialect,
     documents: &BTreeMap<i64, String>,
 ) -> StoreResult<()> {
     if documents.is_empty() {
         return Ok(());
     }
-    let mut sql = SqlBuilder::new("DELETE FROM investigation_search WHERE rowid IN ");
+    let mut sql = SqlBuilder::many(dialect, "DELETE FROM investigation_search WHERE rowid IN ");
     sql.bind_list(documents.keys().copied())?;
     sql.build().execute(&mut *transaction).await.db()?;
-    let mut sql = SqlBuilder::new("INSERT INTO investigation_search (rowid, body) VALUES ");
+    let mut sql = SqlBuilder::many(
+        dialect,
+        "INSERT INTO investigation_search (rowid, body) VALUES ",
+    );
     for (position, (investigation_id, document)) in documents.iter().enumerate() {
         sql.push(if position == 0 { "(" } else { ", (" });
         sql.bind(*investigation_id)?.push(", ");
