@@ -19,10 +19,28 @@ use crate::state::AppState;
 
 const API_PREFIX: &str = "/app/api/v1/";
 
-/// Where the caller's identity is left for the audit layer: the layer puts an empty slot in
-/// the request, and authentication (`Caller`) fills it.
+/// What the audit layer leaves in each writing request: the request's facts, the caller's
+/// identity (filled by authentication, `Caller`), and whether a handler took the entry to
+/// have it stored with its own write (`take_entry`). Cheap to clone; all clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct ActorSlot(Arc<Mutex<Option<Actor>>>);
+pub struct AuditSlot(Arc<Mutex<SlotState>>);
+
+#[derive(Debug, Clone, Default)]
+struct SlotState {
+    request: RequestFacts,
+    actor: Option<Actor>,
+    /// A handler took the entry: the layer appends nothing.
+    taken: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RequestFacts {
+    method: String,
+    /// The matched route (`/app/api/v1/context-memory/update/{item_id}`).
+    route: String,
+    path: String,
+    request_id: Option<String>,
+}
 
 #[derive(Debug, Clone)]
 struct Actor {
@@ -31,24 +49,63 @@ struct Actor {
     api_key_id: i64,
 }
 
-impl ActorSlot {
+impl AuditSlot {
+    fn new(request: RequestFacts) -> AuditSlot {
+        AuditSlot(Arc::new(Mutex::new(SlotState {
+            request,
+            ..SlotState::default()
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        // The state is plain data: a panic elsewhere cannot leave it half-written.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     pub fn fill(&self, principal: &Principal) {
-        let actor = Actor {
+        self.state().actor = Some(Actor {
             user_id: principal.user.id,
             email: principal.user.email.clone(),
             api_key_id: principal.api_key_id,
-        };
-        match self.0.lock() {
-            Ok(mut slot) => *slot = Some(actor),
-            Err(poisoned) => *poisoned.into_inner() = Some(actor),
-        }
+        });
     }
 
-    fn take(&self) -> Option<Actor> {
-        match self.0.lock() {
-            Ok(mut slot) => slot.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        }
+    /// The entry this request will have if it succeeds, for a handler that stores it in
+    /// its own transaction (creates: the alert and who submitted it commit together, in
+    /// one write turn). The layer then appends nothing for this request. The store names
+    /// the resource.
+    pub fn take_entry(&self) -> NewAuditEntry {
+        let mut state = self.state();
+        state.taken = true;
+        entry(&state, 200, None)
+    }
+}
+
+/// The audit entry of a request that answered `status`, with what its handler noted.
+fn entry(state: &SlotState, status: u16, note: Option<AuditNote>) -> NewAuditEntry {
+    let request = &state.request;
+    let mut detail = Map::new();
+    detail.insert("method".into(), json!(request.method));
+    detail.insert("route".into(), json!(request.route));
+    detail.insert("status".into(), json!(status));
+    if let Some(actor) = &state.actor {
+        detail.insert("api_key_id".into(), json!(actor.api_key_id));
+    }
+    let mut noted_id = None;
+    if let Some(note) = note {
+        noted_id = note.resource_id;
+        detail.extend(note.detail);
+    }
+    NewAuditEntry {
+        actor_user_id: state.actor.as_ref().map(|actor| actor.user_id),
+        actor_email: state.actor.as_ref().map(|actor| actor.email.clone()),
+        action: format!("{} {}", request.method, request.route),
+        resource_type: resource_type(&request.route),
+        resource_id: noted_id.or_else(|| resource_id(&request.route, &request.path)),
+        request_id: request.request_id.clone(),
+        detail,
     }
 }
 
@@ -85,7 +142,8 @@ fn resource_id(route: &str, path: &str) -> Option<String> {
         .map(|(_, value)| value.chars().take(200).collect())
 }
 
-/// The audit layer: runs the request, then appends an entry if it wrote and succeeded.
+/// The audit layer: runs the request, then appends an entry if it wrote and succeeded
+/// (unless its handler took the entry to store with its own write: `take_entry`).
 /// The entry is appended before the answer leaves, so a client that saw its write
 /// succeed finds it in the log; a failure to append is logged (the write is done) and
 /// does not change the answer.
@@ -93,19 +151,22 @@ pub async fn record(State(state): State<AppState>, mut request: Request, next: N
     if !writes(request.method()) {
         return next.run(request).await;
     }
-    let slot = ActorSlot::default();
-    request.extensions_mut().insert(slot.clone());
-    let method = request.method().as_str().to_string();
     let path = request.uri().path().to_string();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| path.clone(), |matched| matched.as_str().to_string());
-    let request_id = request
-        .headers()
-        .get("x-request-id")
-        .and_then(|value| value.to_str().ok())
-        .map(|value| value.chars().take(200).collect::<String>());
+    let facts = RequestFacts {
+        method: request.method().as_str().to_string(),
+        route: request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| path.clone(), |matched| matched.as_str().to_string()),
+        path,
+        request_id: request
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .map(|value| value.chars().take(200).collect::<String>()),
+    };
+    let slot = AuditSlot::new(facts);
+    request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
     let status = response.status();
     if !status.is_success() {
@@ -115,27 +176,12 @@ pub async fn record(State(state): State<AppState>, mut request: Request, next: N
         return response;
     };
     let note = response.extensions().get::<AuditNote>().cloned();
-    let actor = slot.take();
-    let mut detail = Map::new();
-    detail.insert("method".into(), json!(method));
-    detail.insert("route".into(), json!(route));
-    detail.insert("status".into(), json!(status.as_u16()));
-    if let Some(actor) = &actor {
-        detail.insert("api_key_id".into(), json!(actor.api_key_id));
-    }
-    let mut noted_id = None;
-    if let Some(note) = note {
-        noted_id = note.resource_id;
-        detail.extend(note.detail);
-    }
-    let entry = NewAuditEntry {
-        actor_user_id: actor.as_ref().map(|actor| actor.user_id),
-        actor_email: actor.map(|actor| actor.email),
-        action: format!("{method} {route}"),
-        resource_type: resource_type(&route),
-        resource_id: noted_id.or_else(|| resource_id(&route, &path)),
-        request_id,
-        detail,
+    let entry = {
+        let state = slot.state();
+        if state.taken {
+            return response;
+        }
+        entry(&state, status.as_u16(), note)
     };
     if let Err(error) = store.append_audit_entry(&entry).await {
         tracing::error!(%error, action = %entry.action, "could not append to the audit log");

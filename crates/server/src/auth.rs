@@ -93,7 +93,7 @@ impl FromRequestParts<AppState> for Caller {
             .await?
             .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
         // The audit layer records writes under the caller who made them.
-        if let Some(slot) = parts.extensions.get::<crate::audit::ActorSlot>() {
+        if let Some(slot) = parts.extensions.get::<crate::audit::AuditSlot>() {
             slot.fill(&principal);
         }
         let now = chrono::Utc::now();

@@ -13,8 +13,8 @@ use sleuth_domain::{
 };
 use sleuth_engine::EngineInput;
 use sleuth_store::{
-    ClaimedJob, Finish, GuardWindows, HistoryQuery, InvestigationRecord, JobInput, Store,
-    StoreResult,
+    ClaimedJob, Finish, Finished, GuardWindows, HistoryQuery, InvestigationRecord, JobInput,
+    NextClaim, Store, StoreResult,
 };
 
 use crate::state::AppState;
@@ -23,17 +23,21 @@ use crate::state::AppState;
 const HISTORY_LIMIT: usize = 50;
 
 /// Runs one claimed job to its end with these strategies in force (the worker pool reads
-/// them once per claim: `strategies_in_force`). Returns whether the outcome was stored
-/// (false when the lease was lost meanwhile: canceled, or taken over after a stall).
+/// them once per claim: `strategies_in_force`), and claims `next` in the same transaction
+/// as the result when asked. `stored` is false when the lease was lost meanwhile
+/// (canceled, or taken over after a stall).
 pub async fn run_job(
     state: &AppState,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
-) -> StoreResult<bool> {
+    next: Option<NextClaim>,
+) -> StoreResult<Finished> {
     let finish = decide(state, store, job, strategies).await?;
-    let stored = store.finish_job(job, &finish, chrono::Utc::now()).await?;
-    if stored {
+    let finished = store
+        .finish_job_and_claim(job, &finish, chrono::Utc::now(), next)
+        .await?;
+    if finished.stored {
         crate::firing::investigation_finished(state, store, job.investigation_id, &finish);
         let counter = match &finish {
             Finish::Completed { .. } => &state.metrics().investigations_completed,
@@ -41,7 +45,7 @@ pub async fn run_job(
         };
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    Ok(stored)
+    Ok(finished)
 }
 
 async fn decide(

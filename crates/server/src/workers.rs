@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sleuth_store::{ClaimedJob, Store, StoreResult};
+use sleuth_domain::Strategy;
+use sleuth_store::{ClaimedJob, NextClaim, Store, StoreResult};
 use tokio::sync::{Semaphore, watch};
 
 use crate::pipeline;
@@ -33,7 +34,7 @@ pub async fn run_next(state: &AppState, store: &Arc<dyn Store>, worker: &str) ->
         return Ok(Step::Idle);
     };
     let strategies = pipeline::strategies_in_force(state, store).await?;
-    pipeline::run_job(state, store, &job, &strategies).await?;
+    pipeline::run_job(state, store, &job, &strategies, None).await?;
     Ok(Step::Ran(job.investigation_id))
 }
 
@@ -120,31 +121,17 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 break;
             };
-            if let Ok(mut running) = running.lock() {
-                running.insert(job.investigation_id, job.clone());
-            }
-            let (state, store, running, strategies) = (
-                state.clone(),
-                store.clone(),
-                running.clone(),
-                strategies.clone(),
-            );
+            let slot = Slot {
+                state: state.clone(),
+                store: store.clone(),
+                running: running.clone(),
+                worker: worker.clone(),
+                shutdown: shutdown.clone(),
+            };
+            slot.track(&job);
+            let strategies = strategies.clone();
             tokio::spawn(async move {
-                state
-                    .metrics()
-                    .investigations_running
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if let Err(error) = pipeline::run_job(&state, &store, &job, &strategies).await {
-                    // The lease will expire and another worker will retry the job.
-                    tracing::error!(investigation_id = job.investigation_id, %error, "investigation failed to run");
-                }
-                state
-                    .metrics()
-                    .investigations_running
-                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                if let Ok(mut running) = running.lock() {
-                    running.remove(&job.investigation_id);
-                }
+                slot.run(job, strategies).await;
                 drop(permit);
             });
         }
@@ -158,6 +145,81 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
     )
     .await;
     tracing::info!(%worker, "workers stopped");
+}
+
+/// One of the pool's `concurrency` places: runs a claimed job, and while the pool runs and
+/// jobs are ready, the next one claimed with its result (`Store::finish_job_and_claim`),
+/// so that a busy worker takes one write turn per investigation.
+struct Slot {
+    state: AppState,
+    store: Arc<dyn Store>,
+    running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>>,
+    worker: String,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Slot {
+    async fn run(&self, first: ClaimedJob, strategies: Arc<Vec<Strategy>>) {
+        let metrics = self.state.metrics();
+        metrics
+            .investigations_running
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (mut job, mut strategies) = (first, strategies);
+        loop {
+            let next = (!*self.shutdown.borrow()).then(|| NextClaim {
+                worker: self.worker.clone(),
+                lease: lease(&self.state),
+            });
+            let finished =
+                pipeline::run_job(&self.state, &self.store, &job, &strategies, next).await;
+            self.untrack(&job);
+            let next_job = match finished {
+                Ok(finished) => finished.next,
+                Err(error) => {
+                    // The lease will expire and another worker will retry the job.
+                    tracing::error!(investigation_id = job.investigation_id, %error, "investigation failed to run");
+                    None
+                }
+            };
+            let Some(next_job) = next_job else {
+                break;
+            };
+            self.track(&next_job);
+            // What applies to each job claimed, as for the pool's own claims.
+            strategies = match pipeline::strategies_in_force(&self.state, &self.store).await {
+                Ok(strategies) => strategies,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the strategies in force; releasing the job");
+                    if let Err(error) = self
+                        .store
+                        .release_jobs(std::slice::from_ref(&next_job))
+                        .await
+                    {
+                        tracing::error!(%error, "could not release the job; its lease will expire instead");
+                    }
+                    self.untrack(&next_job);
+                    break;
+                }
+            };
+            job = next_job;
+        }
+        metrics
+            .investigations_running
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Records the job as running here: the shutdown releases what is still running.
+    fn track(&self, job: &ClaimedJob) {
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(job.investigation_id, job.clone());
+        }
+    }
+
+    fn untrack(&self, job: &ClaimedJob) {
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&job.investigation_id);
+        }
+    }
 }
 
 async fn finish_or_release(

@@ -10,11 +10,11 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use sleuth_store::*;
-use sqlx::AnyPool;
 use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
-use crate::group_commit::{BatchWrite, all_or_nothing};
+use crate::group_commit::{BATCH_MAX, BatchWrite, all_or_nothing};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
 
@@ -48,6 +48,22 @@ async fn append_batch(
 ) -> StoreResult<Vec<AuditEntry>> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let appended = append_in(&mut transaction, dialect, batch).await?;
+    transaction.commit().await.db()?;
+    Ok(appended)
+}
+
+/// Appends the entries to the chain on an open write transaction (the audit writer's own,
+/// or a create batch's, so that an alert and the record of who submitted it commit
+/// together). The chain head is read and moved inside that transaction: see the module.
+pub(crate) async fn append_in(
+    transaction: &mut AnyConnection,
+    dialect: Dialect,
+    batch: &[NewAuditEntry],
+) -> StoreResult<Vec<AuditEntry>> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
     let head_sql = match dialect {
         Dialect::Sqlite => "SELECT seq, hash FROM audit_chain_head WHERE id = 1",
         Dialect::Postgres => "SELECT seq, hash FROM audit_chain_head WHERE id = 1 FOR UPDATE",
@@ -62,7 +78,6 @@ async fn append_batch(
     let mut appended = Vec::with_capacity(batch.len());
     for new in batch {
         seq += 1;
-        let detail = Value::Object(new.detail.clone());
         let mut entry = AuditEntry {
             seq,
             at,
@@ -72,32 +87,37 @@ async fn append_batch(
             resource_type: new.resource_type.clone(),
             resource_id: new.resource_id.clone(),
             request_id: new.request_id.clone(),
-            detail,
+            detail: Value::Object(new.detail.clone()),
             prev_hash: prev_hash.clone(),
             hash: String::new(),
         };
         entry.hash = entry.expected_hash();
-        sqlx::query(
-            "INSERT INTO audit_log (seq, at, actor_user_id, actor_email, action, resource_type, \
-             resource_id, request_id, detail, prev_hash, hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )
-        .bind(entry.seq)
-        .bind(micros(entry.at))
-        .bind(entry.actor_user_id)
-        .bind(entry.actor_email.as_deref())
-        .bind(&entry.action)
-        .bind(&entry.resource_type)
-        .bind(entry.resource_id.as_deref())
-        .bind(entry.request_id.as_deref())
-        .bind(canonical_json(&entry.detail))
-        .bind(&entry.prev_hash)
-        .bind(&entry.hash)
-        .execute(&mut *transaction)
-        .await
-        .db()?;
         prev_hash = entry.hash.clone();
         appended.push(entry);
+    }
+    // One multi-row INSERT per chunk, not one statement per entry: the batch is written
+    // while every other writer of the process waits for its turn.
+    for chunk in appended.chunks(BATCH_MAX) {
+        let mut sql = SqlBuilder::many(
+            dialect,
+            "INSERT INTO audit_log (seq, at, actor_user_id, actor_email, action, resource_type, \
+             resource_id, request_id, detail, prev_hash, hash) VALUES ",
+        );
+        for (position, entry) in chunk.iter().enumerate() {
+            sql.push(if position == 0 { "(" } else { ", (" });
+            sql.bind(entry.seq)?.push(", ");
+            sql.bind(micros(entry.at))?.push(", ");
+            sql.bind(entry.actor_user_id)?.push(", ");
+            sql.bind(entry.actor_email.clone())?.push(", ");
+            sql.bind(entry.action.clone())?.push(", ");
+            sql.bind(entry.resource_type.clone())?.push(", ");
+            sql.bind(entry.resource_id.clone())?.push(", ");
+            sql.bind(entry.request_id.clone())?.push(", ");
+            sql.bind(canonical_json(&entry.detail))?.push(", ");
+            sql.bind(entry.prev_hash.clone())?.push(", ");
+            sql.bind(entry.hash.clone())?.push(")");
+        }
+        sql.build().execute(&mut *transaction).await.db()?;
     }
     sqlx::query("UPDATE audit_chain_head SET seq = $1, hash = $2 WHERE id = 1")
         .bind(seq)
@@ -105,7 +125,6 @@ async fn append_batch(
         .execute(&mut *transaction)
         .await
         .db()?;
-    transaction.commit().await.db()?;
     Ok(appended)
 }
 

@@ -323,9 +323,18 @@ impl Store for SqlStore {
         context::put_context_document(&self.pool, document, updated_by, at).await
     }
 
-    async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created> {
+    async fn create_investigation_audited(
+        &self,
+        alert: NewAlert,
+        force: bool,
+        audit: Option<NewAuditEntry>,
+    ) -> StoreResult<Created> {
         self.creates
-            .submit(create::CreateRequest { alert, force })
+            .submit(create::CreateRequest {
+                alert,
+                force,
+                audit,
+            })
             .await
     }
 
@@ -362,17 +371,19 @@ impl Store for SqlStore {
         history::history(&self.pool, query).await
     }
 
-    async fn finish_job(
+    async fn finish_job_and_claim(
         &self,
         job: &ClaimedJob,
         finish: &Finish,
         at: Timestamp,
-    ) -> StoreResult<bool> {
+        next: Option<NextClaim>,
+    ) -> StoreResult<Finished> {
         self.finishes
             .submit(queue::FinishRequest {
                 job: job.clone(),
                 finish: finish.clone(),
                 at,
+                next,
             })
             .await
     }

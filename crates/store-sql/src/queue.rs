@@ -5,8 +5,12 @@
 
 use async_trait::async_trait;
 use sleuth_domain::{Priority, Timestamp};
-use sleuth_store::{ClaimedJob, Finish, GuardWindows, JobInput, StoreError, StoreResult};
-use sqlx::AnyPool;
+use std::collections::{BTreeMap, HashMap};
+
+use sleuth_store::{
+    ClaimedJob, Finish, Finished, GuardWindows, JobInput, NextClaim, StoreError, StoreResult,
+};
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
 use crate::group_commit::BatchWrite;
@@ -15,6 +19,23 @@ use crate::{DbResultExt, Dialect, investigations};
 
 pub async fn claim_jobs(
     pool: &AnyPool,
+    dialect: Dialect,
+    worker: &str,
+    max: usize,
+    lease: chrono::Duration,
+    now: Timestamp,
+) -> StoreResult<Vec<ClaimedJob>> {
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let jobs = claim_in(&mut transaction, dialect, worker, max, lease, now).await?;
+    transaction.commit().await.db()?;
+    Ok(jobs)
+}
+
+/// Leases up to `max` ready jobs to `worker` on an open write transaction (a claim of its
+/// own, or a finish batch's: `finish_batch`); their investigations become `loading`.
+async fn claim_in(
+    transaction: &mut AnyConnection,
     dialect: Dialect,
     worker: &str,
     max: usize,
@@ -38,8 +59,6 @@ pub async fn claim_jobs(
          RETURNING investigation_id, attempts",
         max.max(1)
     );
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let claimed: Vec<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(claim_sql))
         .bind(worker)
         .bind(&lease_token)
@@ -79,7 +98,6 @@ pub async fn claim_jobs(
             lease_token: lease_token.clone(),
         })
         .collect();
-    transaction.commit().await.db()?;
     jobs.sort_by_key(|job| job.investigation_id);
     Ok(jobs)
 }
@@ -143,16 +161,18 @@ pub async fn load_job(
     })
 }
 
-/// A finished job on its way to the store.
+/// A finished job on its way to the store, and whether its worker wants the next one.
 pub struct FinishRequest {
     pub(crate) job: ClaimedJob,
     pub(crate) finish: Finish,
     pub(crate) at: Timestamp,
+    pub(crate) next: Option<NextClaim>,
 }
 
 /// The group-commit writer of finished jobs: the results of all the investigations that
-/// concluded meanwhile go into one transaction. A result is as durable as an alert, so
-/// each worker still waits for the commit before it counts the job done.
+/// concluded meanwhile go into one transaction, with the claims of the next jobs their
+/// workers asked for. A result is as durable as an alert, so each worker still waits for
+/// the commit before it counts the job done.
 pub struct FinishWriter {
     pub(crate) pool: AnyPool,
     pub(crate) dialect: Dialect,
@@ -161,22 +181,26 @@ pub struct FinishWriter {
 #[async_trait]
 impl BatchWrite for FinishWriter {
     type Request = FinishRequest;
-    type Output = bool;
+    type Output = Finished;
 
-    async fn write(&self, batch: &[FinishRequest]) -> Vec<StoreResult<bool>> {
+    async fn write(&self, batch: &[FinishRequest]) -> Vec<StoreResult<Finished>> {
         match finish_batch(&self.pool, self.dialect, batch).await {
-            Ok(stored) => stored.into_iter().map(Ok).collect(),
+            Ok(finished) => finished.into_iter().map(Ok).collect(),
             Err(error) => {
                 // Nothing of the batch was committed. Replayed one job per transaction, so
                 // that one job that cannot be stored does not keep the others from it.
                 tracing::debug!(%error, size = batch.len(), "finish batch failed; replaying one by one");
                 let mut results = Vec::with_capacity(batch.len());
                 for request in batch {
-                    let stored =
+                    let finished =
                         finish_batch(&self.pool, self.dialect, std::slice::from_ref(request))
                             .await
-                            .map(|stored| stored.first().copied().unwrap_or(false));
-                    results.push(stored);
+                            .and_then(|finished| {
+                                finished.into_iter().next().ok_or_else(|| {
+                                    StoreError::internal("a finished job got no answer")
+                                })
+                            });
+                    results.push(finished);
                 }
                 results
             }
@@ -184,18 +208,55 @@ impl BatchWrite for FinishWriter {
     }
 }
 
-/// Stores the finished jobs in one transaction (`finish_batch`); for each, whether it was
-/// stored (false when its lease was lost).
+/// Stores the finished jobs in one transaction (`finish_batch`), then claims the next jobs
+/// their workers asked for; for each request, whether it was stored (false when its lease
+/// was lost) and the job claimed for it.
 async fn finish_batch(
     pool: &AnyPool,
     dialect: Dialect,
     batch: &[FinishRequest],
-) -> StoreResult<Vec<bool>> {
+) -> StoreResult<Vec<Finished>> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let stored = crate::finish_batch::write(&mut transaction, dialect, batch).await?;
+    let mut next = claim_next(&mut transaction, dialect, batch).await?;
     transaction.commit().await.db()?;
-    Ok(stored)
+    Ok(stored
+        .into_iter()
+        .enumerate()
+        .map(|(index, stored)| Finished {
+            stored,
+            next: next.remove(&index),
+        })
+        .collect())
+}
+
+/// The next jobs for the requests that asked, by request index: one claim per worker
+/// (normally one per process), handed out in batch order until the ready jobs run out.
+async fn claim_next(
+    transaction: &mut AnyConnection,
+    dialect: Dialect,
+    batch: &[FinishRequest],
+) -> StoreResult<HashMap<usize, ClaimedJob>> {
+    let mut askers: BTreeMap<(&str, chrono::Duration), Vec<usize>> = BTreeMap::new();
+    for (index, request) in batch.iter().enumerate() {
+        if let Some(next) = &request.next {
+            askers
+                .entry((next.worker.as_str(), next.lease))
+                .or_default()
+                .push(index);
+        }
+    }
+    let mut handed = HashMap::new();
+    for ((worker, lease), indexes) in askers {
+        // The claim happens as the latest of these jobs finished.
+        let Some(now) = indexes.iter().map(|&index| batch[index].at).max() else {
+            continue;
+        };
+        let jobs = claim_in(transaction, dialect, worker, indexes.len(), lease, now).await?;
+        handed.extend(indexes.into_iter().zip(jobs));
+    }
+    Ok(handed)
 }
 
 /// Sort rank of a priority: none < informational < notable < urgent.

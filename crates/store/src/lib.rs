@@ -129,7 +129,18 @@ pub trait Store:
     /// Stores the alert, its investigation (`not_asked`) and its job in one transaction, or
     /// answers the existing investigation of the same alert. With `force`, a new
     /// investigation of the existing alert is made. Durable once it returns.
-    async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created>;
+    async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created> {
+        self.create_investigation_audited(alert, force, None).await
+    }
+    /// `create_investigation`, and `audit` appended to the audit log in the same
+    /// transaction, naming the investigation (new or existing) as its resource: the alert
+    /// and the record of who submitted it are stored together or not at all.
+    async fn create_investigation_audited(
+        &self,
+        alert: NewAlert,
+        force: bool,
+        audit: Option<NewAuditEntry>,
+    ) -> StoreResult<Created>;
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord>;
     async fn list_investigations(
         &self,
@@ -161,7 +172,22 @@ pub trait Store:
         job: &ClaimedJob,
         finish: &Finish,
         at: Timestamp,
-    ) -> StoreResult<bool>;
+    ) -> StoreResult<bool> {
+        Ok(self
+            .finish_job_and_claim(job, finish, at, None)
+            .await?
+            .stored)
+    }
+    /// `finish_job`, and with `next`, a claim of the next ready job in the same
+    /// transaction (as `claim_jobs` would lease it): a busy worker takes one write turn
+    /// per investigation instead of two, and the number running never grows meanwhile.
+    async fn finish_job_and_claim(
+        &self,
+        job: &ClaimedJob,
+        finish: &Finish,
+        at: Timestamp,
+        next: Option<NextClaim>,
+    ) -> StoreResult<Finished>;
     /// Gives claimed jobs back to the queue untouched (graceful shutdown).
     async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()>;
     /// How many jobs are waiting or running; for metrics and tests that drain the queue.

@@ -214,6 +214,23 @@ pub struct ClaimedJob {
     pub lease_token: String,
 }
 
+/// A claim made together with a finish (`Store::finish_job_and_claim`): the next ready job
+/// for this worker, leased for this long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextClaim {
+    pub worker: String,
+    pub lease: chrono::Duration,
+}
+
+/// What finishing a job did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// False when the lease was lost meanwhile: the result was dropped.
+    pub stored: bool,
+    /// The job claimed in the same transaction, when one was asked for and was ready.
+    pub next: Option<ClaimedJob>,
+}
+
 /// How a worker ends a job.
 #[derive(Debug, Clone)]
 pub enum Finish {

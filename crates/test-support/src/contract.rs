@@ -29,6 +29,7 @@ macro_rules! store_contract_tests {
             tenants_do_not_share_alert_identities,
             a_claimed_job_runs_to_success,
             a_job_whose_worker_died_is_retried,
+            finishing_can_claim_the_next_job_in_the_same_write,
             a_stale_worker_cannot_overwrite,
             released_jobs_go_back_to_the_queue,
             canceling_stops_queued_work_and_refuses_finished_work,
@@ -515,6 +516,89 @@ pub async fn a_claimed_job_runs_to_success(store: Arc<dyn Store>) {
     assert_eq!(store.pending_jobs().await.unwrap(), 0);
     // Finishing twice is refused: the job is gone.
     assert!(!store.finish_job(&jobs[0], &finish, time(3)).await.unwrap());
+}
+
+/// A busy worker finishes one job and claims the next in one transaction: the next is
+/// leased and `loading`, the queue order holds, a lost lease still frees the worker for
+/// the next job, and an empty queue answers none.
+pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn Store>) {
+    let mut ids = Vec::new();
+    for index in 0..3 {
+        let created = store
+            .create_investigation(simple_alert(&format!("chained {index}"), 0), false)
+            .await
+            .unwrap();
+        ids.push(created.investigation_id());
+    }
+    let first = store
+        .claim_jobs("worker-a", 1, lease(), time(1))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(first.investigation_id, ids[0]);
+    let finish = Finish::Completed {
+        result: Box::new(fixtures::result(
+            Outcome::FalseAlert,
+            Priority::Informational,
+            "benign",
+        )),
+        ignored_for: None,
+    };
+    let next_claim = || {
+        Some(NextClaim {
+            worker: "worker-a".into(),
+            lease: lease(),
+        })
+    };
+    let finished = store
+        .finish_job_and_claim(&first, &finish, time(2), next_claim())
+        .await
+        .unwrap();
+    assert!(finished.stored);
+    let second = finished.next.expect("the next job in queue order");
+    assert_eq!((second.investigation_id, second.attempt), (ids[1], 1));
+    let record = store.get_investigation(ids[0]).await.unwrap();
+    assert_eq!(record.status, InvestigationStatus::Success);
+    let record = store.get_investigation(ids[1]).await.unwrap();
+    assert_eq!(record.status, InvestigationStatus::Loading);
+    assert_eq!(
+        record.start_time,
+        Some(time(2)),
+        "claimed as the first finished"
+    );
+    let taken_by_b: Vec<i64> = store
+        .claim_jobs("worker-b", 10, lease(), time(2))
+        .await
+        .unwrap()
+        .iter()
+        .map(|job| job.investigation_id)
+        .collect();
+    assert_eq!(
+        taken_by_b,
+        [ids[2]],
+        "the chained job is leased: another worker gets only the third"
+    );
+
+    // The second is canceled while worker-a runs it.
+    store.cancel_investigation(ids[1], time(3)).await.unwrap();
+    let finished = store
+        .finish_job_and_claim(&second, &finish, time(4), next_claim())
+        .await
+        .unwrap();
+    assert!(!finished.stored, "a canceled job's result is dropped");
+    let record = store.get_investigation(ids[1]).await.unwrap();
+    assert_eq!(record.status, InvestigationStatus::Error);
+    // worker-b's lease (one minute from minute 2) has run out: its job is retried here.
+    let third = finished.next.expect("the stalled job, ready again");
+    assert_eq!((third.investigation_id, third.attempt), (ids[2], 2));
+    assert!(store.get_investigation(ids[2]).await.unwrap().is_retried);
+    let finished = store
+        .finish_job_and_claim(&third, &finish, time(5), next_claim())
+        .await
+        .unwrap();
+    assert!(finished.stored);
+    assert_eq!(finished.next, None, "nothing else is ready");
+    assert_eq!(store.pending_jobs().await.unwrap(), 0);
 }
 
 pub async fn a_job_whose_worker_died_is_retried(store: Arc<dyn Store>) {

@@ -1,15 +1,16 @@
 //! The investigation endpoints of SPEC: create, create from arbitrary JSON, read one, list;
 //! and our cancel endpoint.
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
+use axum::{Extension, Json};
 use serde_json::{Map, Value};
 use sleuth_domain::{InvestigationStatus, Role};
 use sleuth_store::{DEFAULT_TENANT_UNION_ID, NewAlert, Store, alert_identity};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::audit::AuditSlot;
 use crate::auth::Caller;
 use crate::dto::investigation::{
     CreateInvestigationRequest, CreateInvestigationResponse, InvestigationDto,
@@ -54,6 +55,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn create_investigation(
     State(state): State<AppState>,
     caller: Caller,
+    audit: Option<Extension<AuditSlot>>,
     ApiJson(request): ApiJson<CreateInvestigationRequest>,
 ) -> ApiResult<Json<CreateInvestigationResponse>> {
     caller.require(Role::Member)?;
@@ -81,7 +83,7 @@ async fn create_investigation(
         tenant_integration_key: request.tenant_integration_key,
         force: request.force_reinvestigation.unwrap_or(false),
     };
-    submit(&state, submission).await.map(Json)
+    submit(&state, submission, audit).await.map(Json)
 }
 
 /// Create an investigation from any JSON object.
@@ -111,6 +113,7 @@ async fn create_investigation(
 async fn create_custom_investigation(
     State(state): State<AppState>,
     caller: Caller,
+    audit: Option<Extension<AuditSlot>>,
     query: QueryPairs,
     JsonText(body): JsonText,
 ) -> ApiResult<Json<CreateInvestigationResponse>> {
@@ -130,7 +133,7 @@ async fn create_custom_investigation(
         tenant_integration_key: query.one("tenant_integration_key").map(str::to_string),
         force: query_bool(&query, "force_reinvestigation")?.unwrap_or(false),
     };
-    submit(&state, submission).await.map(Json)
+    submit(&state, submission, audit).await.map(Json)
 }
 
 /// An alert as received, before it is parsed.
@@ -146,6 +149,7 @@ struct Submission {
 async fn submit(
     state: &AppState,
     submission: Submission,
+    audit: Option<Extension<AuditSlot>>,
 ) -> ApiResult<CreateInvestigationResponse> {
     let store = state.store()?;
     let raw: Value = parse_json(submission.raw_text.as_bytes())?;
@@ -198,7 +202,11 @@ async fn submit(
         tenant_integration_key: submission.tenant_integration_key,
         received_at,
     };
-    let created = store.create_investigation(alert, submission.force).await?;
+    // The alert and the audit record of its submission commit together.
+    let audit = audit.map(|Extension(slot)| slot.take_entry());
+    let created = store
+        .create_investigation_audited(alert, submission.force, audit)
+        .await?;
     Ok(CreateInvestigationResponse {
         investigation_id: created.investigation_id(),
     })

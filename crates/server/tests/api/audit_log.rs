@@ -13,6 +13,7 @@ on_both_backends!(
     the_list_filters_and_validates,
     the_export_is_the_whole_chain_as_json_lines,
     only_admins_read_the_audit_log,
+    creates_are_audited_with_the_investigation_they_answered,
 );
 
 const LOG: &str = "/app/api/v1/audit-log";
@@ -320,4 +321,67 @@ async fn only_admins_read_the_audit_log(app: TestApp) {
         "method_not_allowed",
     );
     assert_eq!(count(&app).await, 0);
+}
+
+/// Creates write their audit entry in their own transaction (not through the layer), so
+/// this checks what the layer would otherwise guarantee: one entry per successful create,
+/// none for a refused one, in the chain, plus the investigation each create answered with.
+async fn creates_are_audited_with_the_investigation_they_answered(app: TestApp) {
+    let alert = json!({"title": "Audited create", "id": "audit-create-1"});
+    let first = app.create(&alert).await;
+    let again = app.create(&alert).await;
+    assert_eq!(
+        again, first,
+        "the same alert again answers the same investigation"
+    );
+    let custom = app
+        .post(
+            "/app/api/v1/investigation/create/custom?force_reinvestigation=true",
+            &app.member_key,
+            &alert,
+        )
+        .await;
+    assert_eq!(custom.status, 200, "{}", custom.text);
+    let forced = custom.json["investigation_id"].as_i64().unwrap();
+    assert_ne!(forced, first);
+    let refused = app
+        .post(
+            "/app/api/v1/investigation/create",
+            &app.member_key,
+            &json!({"raw_alert_content": "not an object"}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+
+    let page = entries(&app, "").await;
+    assert_eq!(page["count"], 3, "one entry per successful create: {page}");
+    let oldest_first: Vec<&Value> = page["results"].as_array().unwrap().iter().rev().collect();
+    let expected = [
+        ("POST /app/api/v1/investigation/create", first, "new"),
+        ("POST /app/api/v1/investigation/create", first, "existing"),
+        (
+            "POST /app/api/v1/investigation/create/custom",
+            forced,
+            "new",
+        ),
+    ];
+    for (entry, (action, investigation_id, answered)) in oldest_first.iter().zip(expected) {
+        assert_eq!(entry["action"], action, "{entry}");
+        assert_eq!(entry["actor_email"], "member@example.com");
+        assert_eq!(entry["resource_type"], "investigation");
+        assert_eq!(entry["resource_id"], investigation_id.to_string());
+        assert_eq!(entry["detail"]["investigation"], answered);
+        assert_eq!(entry["detail"]["status"], 200);
+        assert!(entry["detail"]["api_key_id"].is_i64());
+    }
+    assert_eq!(oldest_first[1]["prev_hash"], oldest_first[0]["hash"]);
+    assert_eq!(oldest_first[2]["prev_hash"], oldest_first[1]["hash"]);
+    assert!(
+        !page.to_string().contains("Audited create"),
+        "alert bodies are not recorded"
+    );
+    assert!(matches!(
+        app.store.verify_audit_chain().await.unwrap(),
+        AuditVerdict::Intact { count: 3, .. }
+    ));
 }
