@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use sleuth_domain::{Canceled, Outcome, Priority, ScriptRunStatus};
+use sleuth_domain::{Canceled, Entity, Outcome, Priority, ScriptRunStatus};
 use sleuth_sandbox::{ScriptJob, ScriptOutcome};
 use sleuth_store::{
     ApiKey, Finish, InvestigationRecord, NewScriptRun, NewSystemEvent, NewTriggerRun,
@@ -218,14 +218,8 @@ pub fn investigation_variables(
     variables
 }
 
-fn entities(record: &InvestigationRecord) -> Value {
-    let entities: Vec<EntityDto> = record
-        .alert
-        .parsed
-        .entities
-        .iter()
-        .map(EntityDto::from)
-        .collect();
+fn entities(entities: &[Entity]) -> Value {
+    let entities: Vec<EntityDto> = entities.iter().map(EntityDto::from).collect();
     to_value(&entities)
 }
 
@@ -258,8 +252,78 @@ fn investigation_triggers(finish: &Finish) -> Vec<&'static str> {
     }
 }
 
-/// Fires the triggers of an investigation that just finished, in the background. Called
-/// once the result is stored; never delays or fails the investigation.
+/// How an investigation ended, as its trigger arguments tell it.
+enum Ending<'a> {
+    Success {
+        outcome: Option<Outcome>,
+        priority: Option<Priority>,
+    },
+    Stopped {
+        canceled: Option<Canceled>,
+        error_msg: Option<&'a str>,
+    },
+}
+
+/// The firing of an ended investigation, before any script is chosen: `trigger_args`
+/// (its id, how it ended, its alert's entities) and what the runs act on.
+fn investigation_firing(
+    investigation_id: i64,
+    ending: Ending<'_>,
+    alert_entities: &[Entity],
+) -> Firing {
+    let mut trigger_args = Map::new();
+    trigger_args.insert("investigation_id".into(), json!(investigation_id));
+    match ending {
+        Ending::Success { outcome, priority } => {
+            trigger_args.insert("outcome".into(), to_value(&outcome));
+            trigger_args.insert("priority".into(), to_value(&priority));
+        }
+        Ending::Stopped {
+            canceled,
+            error_msg,
+        } => {
+            trigger_args.insert("canceled".into(), to_value(&canceled));
+            trigger_args.insert("error_msg".into(), to_value(&error_msg));
+        }
+    }
+    trigger_args.insert("entities".into(), entities(alert_entities));
+    Firing {
+        trigger_args,
+        variables: Map::new(),
+        investigation_id: Some(investigation_id),
+        entity: Some(format!("investigation:{investigation_id}")),
+    }
+}
+
+/// The system events of a job's end, built from what its worker holds (no read), to be
+/// stored with the result in its transaction (`JobEnd::system_events`): one write turn
+/// per finished investigation, not two. `alert_entities` is empty when the alert was not
+/// read (a job given up after too many attempts).
+pub fn investigation_events(
+    investigation_id: i64,
+    finish: &Finish,
+    alert_entities: &[Entity],
+) -> Vec<NewSystemEvent> {
+    let ending = match finish {
+        Finish::Completed { result, .. } => Ending::Success {
+            outcome: Some(result.outcome),
+            priority: Some(result.priority),
+        },
+        Finish::Stopped {
+            canceled,
+            error_msg,
+        } => Ending::Stopped {
+            canceled: *canceled,
+            error_msg: Some(error_msg),
+        },
+    };
+    let firing = investigation_firing(investigation_id, ending, alert_entities);
+    system_events(&investigation_triggers(finish), &firing)
+}
+
+/// Runs the scripts tied to the triggers of an investigation that just finished and whose
+/// system events were stored with its result, in the background: never delays or fails
+/// the investigation. Most investigations have no script: then this is one read.
 pub fn investigation_finished(
     state: &AppState,
     store: &Arc<dyn Store>,
@@ -269,14 +333,16 @@ pub fn investigation_finished(
     let triggers = investigation_triggers(finish);
     let (state, store) = (state.clone(), store.clone());
     tokio::spawn(async move {
-        if let Err(error) = fire_for_investigation(&state, &store, investigation_id, triggers).await
+        if let Err(error) =
+            run_investigation_scripts(&state, &store, investigation_id, &triggers, None).await
         {
             tracing::error!(investigation_id, %error, "could not fire the response actions of an investigation");
         }
     });
 }
 
-/// Fires `triggers` for a stored investigation; returns the runs it started.
+/// Fires `triggers` for a stored investigation: records their system events, then runs
+/// the scripts tied to them; returns the runs it started.
 pub async fn fire_for_investigation(
     state: &AppState,
     store: &Arc<dyn Store>,
@@ -284,23 +350,36 @@ pub async fn fire_for_investigation(
     triggers: Vec<&'static str>,
 ) -> StoreResult<Vec<StartedRun>> {
     let record = store.get_investigation(investigation_id).await?;
-    let mut trigger_args = Map::new();
-    trigger_args.insert("investigation_id".into(), json!(investigation_id));
-    if record.status == sleuth_domain::InvestigationStatus::Success {
-        trigger_args.insert("outcome".into(), to_value(&record.outcome));
-        trigger_args.insert("priority".into(), to_value(&record.priority));
-    } else {
-        trigger_args.insert("canceled".into(), to_value(&record.canceled));
-        trigger_args.insert("error_msg".into(), to_value(&record.error_msg));
-    }
-    trigger_args.insert("entities".into(), entities(&record));
-    let mut firing = Firing {
-        trigger_args,
-        variables: Map::new(),
-        investigation_id: Some(investigation_id),
-        entity: Some(format!("investigation:{investigation_id}")),
-    };
+    let firing = stored_investigation_firing(&record);
     record_system_events(store, &triggers, &firing).await;
+    run_investigation_scripts(state, store, investigation_id, &triggers, Some(record)).await
+}
+
+/// The firing of a stored investigation, as its record tells how it ended.
+fn stored_investigation_firing(record: &InvestigationRecord) -> Firing {
+    let ending = if record.status == sleuth_domain::InvestigationStatus::Success {
+        Ending::Success {
+            outcome: record.outcome,
+            priority: record.priority,
+        }
+    } else {
+        Ending::Stopped {
+            canceled: record.canceled,
+            error_msg: record.error_msg.as_deref(),
+        }
+    };
+    investigation_firing(record.id, ending, &record.alert.parsed.entities)
+}
+
+/// Starts the scripts tied to `triggers` for the investigation (`record` when the caller
+/// already read it).
+async fn run_investigation_scripts(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    investigation_id: i64,
+    triggers: &[&str],
+    record: Option<InvestigationRecord>,
+) -> StoreResult<Vec<StartedRun>> {
     ensure_trigger_catalog(state, store).await?;
     let uuids: Vec<Uuid> = triggers
         .iter()
@@ -310,8 +389,13 @@ pub async fn fire_for_investigation(
     if scripts.is_empty() {
         return Ok(Vec::new());
     }
-    // Most investigations have no script to run: their globals are built only for those
-    // that do.
+    // Most investigations have no script to run: their record is read, and their globals
+    // built, only for those that do.
+    let record = match record {
+        Some(record) => record,
+        None => store.get_investigation(investigation_id).await?,
+    };
+    let mut firing = stored_investigation_firing(&record);
     firing.variables = investigation_variables(state, &record);
     start_runs(state, store, scripts, &firing).await
 }
@@ -338,7 +422,18 @@ pub async fn fire(
 /// run of a response action. A failure to record is logged and does not stop the scripts:
 /// the event log must never be why a response did not run.
 pub async fn record_system_events(store: &Arc<dyn Store>, triggers: &[&str], firing: &Firing) {
-    let events: Vec<NewSystemEvent> = triggers
+    let events = system_events(triggers, firing);
+    if let Err(error) = store
+        .record_system_events(&events, chrono::Utc::now())
+        .await
+    {
+        tracing::error!(%error, ?triggers, "could not record the system events of a firing");
+    }
+}
+
+/// One system event per trigger of a firing.
+fn system_events(triggers: &[&str], firing: &Firing) -> Vec<NewSystemEvent> {
+    triggers
         .iter()
         .map(|trigger_name| NewSystemEvent {
             trigger_name: (*trigger_name).to_string(),
@@ -346,13 +441,7 @@ pub async fn record_system_events(store: &Arc<dyn Store>, triggers: &[&str], fir
             investigation_id: firing.investigation_id,
             entity: firing.entity.clone(),
         })
-        .collect();
-    if let Err(error) = store
-        .record_system_events(&events, chrono::Utc::now())
-        .await
-    {
-        tracing::error!(%error, ?triggers, "could not record the system events of a firing");
-    }
+        .collect()
 }
 
 /// The firing of `API_KEY_CREATED` or `API_KEY_REVOKED`, for the CLI and the key

@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    Canceled, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome, Priority,
-    Strategy, StrategyEffects, Timestamp,
+    Canceled, Entity, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome,
+    Priority, Strategy, StrategyEffects, Timestamp,
 };
 use sleuth_engine::EngineInput;
 use sleuth_store::{
-    ClaimedJob, Finish, Finished, GuardWindows, HistoryQuery, InvestigationRecord, JobInput,
-    NextClaim, Store, StoreResult,
+    ClaimedJob, Finish, Finished, GuardWindows, HistoryQuery, InvestigationRecord, JobEnd,
+    JobInput, NextClaim, Store, StoreResult,
 };
 
 use crate::state::AppState;
@@ -23,9 +23,10 @@ use crate::state::AppState;
 const HISTORY_LIMIT: usize = 50;
 
 /// Runs one claimed job to its end with these strategies in force (the worker pool reads
-/// them once per claim: `strategies_in_force`), and claims `next` in the same transaction
-/// as the result when asked. `stored` is false when the lease was lost meanwhile
-/// (canceled, or taken over after a stall).
+/// them once per claim: `strategies_in_force`). The result, the system events of the
+/// triggers it fires and, when asked, the claim of the `next` job are one transaction;
+/// the scripts tied to those triggers start afterwards, in the background. `stored` is
+/// false when the lease was lost meanwhile (canceled, or taken over after a stall).
 pub async fn run_job(
     state: &AppState,
     store: &Arc<dyn Store>,
@@ -33,13 +34,21 @@ pub async fn run_job(
     strategies: &[Strategy],
     next: Option<NextClaim>,
 ) -> StoreResult<Finished> {
-    let finish = decide(state, store, job, strategies).await?;
-    let finished = store
-        .finish_job_and_claim(job, &finish, chrono::Utc::now(), next)
-        .await?;
+    let (finish, alert_entities) = decide(state, store, job, strategies).await?;
+    let end = JobEnd {
+        system_events: crate::firing::investigation_events(
+            job.investigation_id,
+            &finish,
+            &alert_entities,
+        ),
+        finish,
+        at: chrono::Utc::now(),
+        next,
+    };
+    let finished = store.finish_job_and_claim(job, end.clone()).await?;
     if finished.stored {
-        crate::firing::investigation_finished(state, store, job.investigation_id, &finish);
-        let counter = match &finish {
+        crate::firing::investigation_finished(state, store, job.investigation_id, &end.finish);
+        let counter = match &end.finish {
             Finish::Completed { .. } => &state.metrics().investigations_completed,
             Finish::Stopped { .. } => &state.metrics().investigations_failed,
         };
@@ -53,18 +62,23 @@ async fn decide(
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
-) -> StoreResult<Finish> {
+) -> StoreResult<(Finish, Vec<Entity>)> {
     let settings = state.settings();
     let max_attempts = i64::from(settings.workers.max_attempts.max(1));
     if job.attempt > max_attempts {
-        return Ok(Finish::Stopped {
-            canceled: None,
-            error_msg: format!(
-                "gave up after {} attempts: each worker that took this investigation stopped \
-                 before finishing it (crash or restart); see the worker logs",
-                job.attempt - 1
-            ),
-        });
+        // The alert is not read: reading or investigating it may be what stopped every
+        // worker. The end's events name no entities.
+        return Ok((
+            Finish::Stopped {
+                canceled: None,
+                error_msg: format!(
+                    "gave up after {} attempts: each worker that took this investigation \
+                     stopped before finishing it (crash or restart); see the worker logs",
+                    job.attempt - 1
+                ),
+            },
+            Vec::new(),
+        ));
     }
     let guards = &settings.guards;
     let windows = GuardWindows {
@@ -82,22 +96,28 @@ async fn decide(
         ),
     };
     let input = store.load_job(job, windows).await?;
+    let alert_entities = input.investigation.alert.parsed.entities.clone();
     if guards.burst_threshold > 0 && input.burst_count > guards.burst_threshold {
-        return Ok(burst_stop(
-            &input,
-            guards.burst_threshold,
-            guards.burst_window_seconds,
+        return Ok((
+            burst_stop(&input, guards.burst_threshold, guards.burst_window_seconds),
+            alert_entities,
         ));
     }
     if guards.coalesce_window_seconds > 0
         && let Some(first_investigation_id) = input.coalesce_first
     {
-        return Ok(Finish::Completed {
-            result: Box::new(ignored_result(&input, first_investigation_id)),
-            ignored_for: Some(first_investigation_id),
-        });
+        return Ok((
+            Finish::Completed {
+                result: Box::new(ignored_result(&input, first_investigation_id)),
+                ignored_for: Some(first_investigation_id),
+            },
+            alert_entities,
+        ));
     }
-    investigate(state, store, &input, strategies).await
+    Ok((
+        investigate(state, store, &input, strategies).await?,
+        alert_entities,
+    ))
 }
 
 async fn investigate(

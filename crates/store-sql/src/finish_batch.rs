@@ -46,7 +46,7 @@ pub async fn write(
         .collect();
     let concluded: Vec<(i64, &InvestigationResult)> = kept
         .iter()
-        .filter_map(|request| match &request.finish {
+        .filter_map(|request| match &request.end.finish {
             Finish::Completed { result, .. } => Some((request.job.investigation_id, &**result)),
             Finish::Stopped { .. } => None,
         })
@@ -162,8 +162,8 @@ async fn store_outcome(
     search_document: Option<&String>,
 ) -> StoreResult<()> {
     let investigation_id = request.job.investigation_id;
-    let at = micros(request.at);
-    match &request.finish {
+    let at = micros(request.end.at);
+    match &request.end.finish {
         Finish::Completed {
             result,
             ignored_for,

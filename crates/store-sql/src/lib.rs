@@ -371,19 +371,11 @@ impl Store for SqlStore {
         history::history(&self.pool, query).await
     }
 
-    async fn finish_job_and_claim(
-        &self,
-        job: &ClaimedJob,
-        finish: &Finish,
-        at: Timestamp,
-        next: Option<NextClaim>,
-    ) -> StoreResult<Finished> {
+    async fn finish_job_and_claim(&self, job: &ClaimedJob, end: JobEnd) -> StoreResult<Finished> {
         self.finishes
             .submit(queue::FinishRequest {
                 job: job.clone(),
-                finish: finish.clone(),
-                at,
-                next,
+                end,
             })
             .await
     }

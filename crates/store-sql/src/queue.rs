@@ -8,7 +8,7 @@ use sleuth_domain::{Priority, Timestamp};
 use std::collections::{BTreeMap, HashMap};
 
 use sleuth_store::{
-    ClaimedJob, Finish, Finished, GuardWindows, JobInput, NextClaim, StoreError, StoreResult,
+    ClaimedJob, Finished, GuardWindows, JobEnd, JobInput, NewSystemEvent, StoreError, StoreResult,
 };
 use sqlx::{AnyConnection, AnyPool};
 
@@ -161,12 +161,10 @@ pub async fn load_job(
     })
 }
 
-/// A finished job on its way to the store, and whether its worker wants the next one.
+/// A finished job on its way to the store.
 pub struct FinishRequest {
     pub(crate) job: ClaimedJob,
-    pub(crate) finish: Finish,
-    pub(crate) at: Timestamp,
-    pub(crate) next: Option<NextClaim>,
+    pub(crate) end: JobEnd,
 }
 
 /// The group-commit writer of finished jobs: the results of all the investigations that
@@ -208,8 +206,8 @@ impl BatchWrite for FinishWriter {
     }
 }
 
-/// Stores the finished jobs in one transaction (`finish_batch`), then claims the next jobs
-/// their workers asked for; for each request, whether it was stored (false when its lease
+/// Stores the finished jobs in one transaction (`finish_batch`) with their system events,
+/// then claims the next jobs their workers asked for; for each request, whether it was stored (false when its lease
 /// was lost) and the job claimed for it.
 async fn finish_batch(
     pool: &AnyPool,
@@ -219,6 +217,17 @@ async fn finish_batch(
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let stored = crate::finish_batch::write(&mut transaction, dialect, batch).await?;
+    // The events of the results stored; those of a lost lease go with its result.
+    let events: Vec<(&NewSystemEvent, Timestamp)> = batch
+        .iter()
+        .zip(&stored)
+        .filter(|(_, stored)| **stored)
+        .flat_map(|(request, _)| {
+            let end = &request.end;
+            end.system_events.iter().map(|event| (event, end.at))
+        })
+        .collect();
+    crate::system_events::insert_in(&mut transaction, dialect, &events).await?;
     let mut next = claim_next(&mut transaction, dialect, batch).await?;
     transaction.commit().await.db()?;
     Ok(stored
@@ -240,7 +249,7 @@ async fn claim_next(
 ) -> StoreResult<HashMap<usize, ClaimedJob>> {
     let mut askers: BTreeMap<(&str, chrono::Duration), Vec<usize>> = BTreeMap::new();
     for (index, request) in batch.iter().enumerate() {
-        if let Some(next) = &request.next {
+        if let Some(next) = &request.end.next {
             askers
                 .entry((next.worker.as_str(), next.lease))
                 .or_default()
@@ -250,7 +259,7 @@ async fn claim_next(
     let mut handed = HashMap::new();
     for ((worker, lease), indexes) in askers {
         // The claim happens as the latest of these jobs finished.
-        let Some(now) = indexes.iter().map(|&index| batch[index].at).max() else {
+        let Some(now) = indexes.iter().map(|&index| batch[index].end.at).max() else {
             continue;
         };
         let jobs = claim_in(transaction, dialect, worker, indexes.len(), lease, now).await?;

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sleuth_domain::Timestamp;
 use sleuth_store::*;
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
 use crate::context_memory::push_words;
@@ -53,8 +53,20 @@ async fn insert_all(pool: &AnyPool, dialect: Dialect, batch: &[Recording]) -> St
     }
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    insert_in(&mut transaction, dialect, &rows).await?;
+    transaction.commit().await.db()
+}
+
+/// Inserts the events, each with its time, on an open write transaction (this writer's
+/// own, or a finish batch's: an investigation's events are stored with its result).
+pub(crate) async fn insert_in(
+    transaction: &mut AnyConnection,
+    dialect: Dialect,
+    rows: &[(&NewSystemEvent, Timestamp)],
+) -> StoreResult<()> {
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::new(
+        let mut sql = SqlBuilder::many(
+            dialect,
             "INSERT INTO system_events (trigger_name, trigger_args, search_text, \
              investigation_id, entity, created_at) VALUES ",
         );
@@ -70,7 +82,7 @@ async fn insert_all(pool: &AnyPool, dialect: Dialect, batch: &[Recording]) -> St
         }
         sql.build().execute(&mut *transaction).await.db()?;
     }
-    transaction.commit().await.db()
+    Ok(())
 }
 
 pub async fn record_system_events(

@@ -173,21 +173,19 @@ pub trait Store:
         finish: &Finish,
         at: Timestamp,
     ) -> StoreResult<bool> {
-        Ok(self
-            .finish_job_and_claim(job, finish, at, None)
-            .await?
-            .stored)
+        let end = JobEnd {
+            finish: finish.clone(),
+            at,
+            system_events: Vec::new(),
+            next: None,
+        };
+        Ok(self.finish_job_and_claim(job, end).await?.stored)
     }
-    /// `finish_job`, and with `next`, a claim of the next ready job in the same
-    /// transaction (as `claim_jobs` would lease it): a busy worker takes one write turn
-    /// per investigation instead of two, and the number running never grows meanwhile.
-    async fn finish_job_and_claim(
-        &self,
-        job: &ClaimedJob,
-        finish: &Finish,
-        at: Timestamp,
-        next: Option<NextClaim>,
-    ) -> StoreResult<Finished>;
+    /// Ends a job as `end` says, in one transaction: the result (unless the lease was
+    /// lost), its system events, and a claim of the next ready job (as `claim_jobs` would
+    /// lease it) when asked. A busy worker thus takes one write turn per investigation,
+    /// and the number running never grows meanwhile.
+    async fn finish_job_and_claim(&self, job: &ClaimedJob, end: JobEnd) -> StoreResult<Finished>;
     /// Gives claimed jobs back to the queue untouched (graceful shutdown).
     async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()>;
     /// How many jobs are waiting or running; for metrics and tests that drain the queue.

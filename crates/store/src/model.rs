@@ -222,6 +222,19 @@ pub struct NextClaim {
     pub lease: chrono::Duration,
 }
 
+/// How a worker ends a job (`Store::finish_job_and_claim`): all of it is written in one
+/// transaction.
+#[derive(Debug, Clone)]
+pub struct JobEnd {
+    pub finish: Finish,
+    pub at: Timestamp,
+    /// The system events of the triggers this end fires: stored with the result, and
+    /// dropped with it when the lease was lost.
+    pub system_events: Vec<crate::NewSystemEvent>,
+    /// The next job to claim for this worker, if it wants one.
+    pub next: Option<NextClaim>,
+}
+
 /// What finishing a job did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {

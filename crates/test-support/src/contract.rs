@@ -518,9 +518,10 @@ pub async fn a_claimed_job_runs_to_success(store: Arc<dyn Store>) {
     assert!(!store.finish_job(&jobs[0], &finish, time(3)).await.unwrap());
 }
 
-/// A busy worker finishes one job and claims the next in one transaction: the next is
-/// leased and `loading`, the queue order holds, a lost lease still frees the worker for
-/// the next job, and an empty queue answers none.
+/// A busy worker finishes one job and claims the next in one transaction, with the end's
+/// system events: the next is leased and `loading`, the queue order holds, a lost lease
+/// drops the result and its events but still frees the worker for the next job, and an
+/// empty queue answers none.
 pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn Store>) {
     let mut ids = Vec::new();
     for index in 0..3 {
@@ -544,14 +545,23 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
         )),
         ignored_for: None,
     };
-    let next_claim = || {
-        Some(NextClaim {
+    // Each end carries a system event naming its investigation.
+    let end = |job: &ClaimedJob, minute: i64| JobEnd {
+        finish: finish.clone(),
+        at: time(minute),
+        system_events: vec![NewSystemEvent {
+            trigger_name: "investigation_completed".into(),
+            trigger_args: serde_json::Map::new(),
+            investigation_id: Some(job.investigation_id),
+            entity: None,
+        }],
+        next: Some(NextClaim {
             worker: "worker-a".into(),
             lease: lease(),
-        })
+        }),
     };
     let finished = store
-        .finish_job_and_claim(&first, &finish, time(2), next_claim())
+        .finish_job_and_claim(&first, end(&first, 2))
         .await
         .unwrap();
     assert!(finished.stored);
@@ -582,7 +592,7 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
     // The second is canceled while worker-a runs it.
     store.cancel_investigation(ids[1], time(3)).await.unwrap();
     let finished = store
-        .finish_job_and_claim(&second, &finish, time(4), next_claim())
+        .finish_job_and_claim(&second, end(&second, 4))
         .await
         .unwrap();
     assert!(!finished.stored, "a canceled job's result is dropped");
@@ -593,12 +603,31 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
     assert_eq!((third.investigation_id, third.attempt), (ids[2], 2));
     assert!(store.get_investigation(ids[2]).await.unwrap().is_retried);
     let finished = store
-        .finish_job_and_claim(&third, &finish, time(5), next_claim())
+        .finish_job_and_claim(&third, end(&third, 5))
         .await
         .unwrap();
     assert!(finished.stored);
     assert_eq!(finished.next, None, "nothing else is ready");
     assert_eq!(store.pending_jobs().await.unwrap(), 0);
+
+    // The events of the stored results, at their ends' times; not the dropped one's.
+    let events = store
+        .list_system_events(&SystemEventQuery {
+            trigger_names: vec!["investigation_completed".into()],
+            time: TimeRange::default(),
+            search: None,
+            limit: 10,
+            offset: 0,
+        })
+        .await
+        .unwrap();
+    let mut recorded: Vec<(Option<i64>, sleuth_domain::Timestamp)> = events
+        .items
+        .iter()
+        .map(|event| (event.investigation_id, event.created_at))
+        .collect();
+    recorded.sort();
+    assert_eq!(recorded, [(Some(ids[0]), time(2)), (Some(ids[2]), time(5))]);
 }
 
 pub async fn a_job_whose_worker_died_is_retried(store: Arc<dyn Store>) {

@@ -1,8 +1,6 @@
 //! System events over HTTP: every trigger firing is recorded (scripts or not), and the list
 //! answers `{count, results}` with its filters, for admins only.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use sleuth_server::firing::{self, Firing};
 use sleuth_server::trigger_catalog::{API_KEY_CREATED, INVESTIGATION_COMPLETED, USER_CREATED};
@@ -132,43 +130,56 @@ async fn every_firing_is_recorded_without_any_script(app: TestApp) {
 
 async fn a_finished_investigation_records_its_triggers(app: TestApp) {
     let investigation_id = app
-        .create(&json!({"title": "Finished", "id": "finished-1"}))
+        .create(&json!({"title": "Finished", "id": "finished-1", "host": "WKS-7"}))
         .await;
     assert_eq!(app.drain().await, 1);
-    // Firing is spawned after the result is stored (it never delays the investigation),
-    // so this polls, boundedly.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let page = loop {
-        let page = list(
-            &app,
-            &format!("?search=investigation_id%20{investigation_id}"),
-        )
-        .await;
-        if names(&page).contains(&INVESTIGATION_COMPLETED.to_string()) {
-            break page;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no event in 30 s: {page}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
-    let outcome = app
+    // The events are stored with the result, in its transaction: no wait.
+    let page = list(
+        &app,
+        &format!("?search=investigation_id%20{investigation_id}"),
+    )
+    .await;
+    let record = app
         .get(
             &format!("/app/api/v1/investigation/{investigation_id}"),
             &app.reader_key,
         )
         .await
-        .json["outcome"]
-        .clone();
-    let completed = page["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|event| event["trigger_name"] == INVESTIGATION_COMPLETED)
-        .unwrap();
-    assert_eq!(completed["investigation_id"], investigation_id);
-    assert_eq!(completed["trigger_args"]["outcome"], outcome);
+        .json;
+    let events = page["results"].as_array().unwrap();
+    assert!(
+        record["alert"]["entities"]
+            .as_array()
+            .is_some_and(|entities| !entities.is_empty()),
+        "{record}"
+    );
+    assert!(
+        names(&page).contains(&INVESTIGATION_COMPLETED.to_string()),
+        "{page}"
+    );
+    for event in events {
+        assert_eq!(event["investigation_id"], investigation_id);
+        assert_eq!(event["entity"], format!("investigation:{investigation_id}"));
+        assert_eq!(event["trigger_args"]["outcome"], record["outcome"]);
+        assert_eq!(event["trigger_args"]["priority"], record["priority"]);
+        assert_eq!(
+            event["trigger_args"]["entities"], record["alert"]["entities"],
+            "the alert's entities, as the API shows them"
+        );
+    }
+    // The same arguments as a firing built from the stored investigation.
+    firing::fire_for_investigation(
+        &app.state,
+        &app.store,
+        investigation_id,
+        vec![INVESTIGATION_COMPLETED],
+    )
+    .await
+    .unwrap();
+    let page = list(&app, &format!("?trigger_name={INVESTIGATION_COMPLETED}")).await;
+    let both: Vec<&Value> = page["results"].as_array().unwrap().iter().collect();
+    assert_eq!(both.len(), 2, "{page}");
+    assert_eq!(both[0]["trigger_args"], both[1]["trigger_args"]);
 }
 
 async fn the_list_filters_pages_and_refuses_bad_parameters(app: TestApp) {
