@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    Canceled, Entity, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome,
-    Priority, Strategy, StrategyEffects, Timestamp,
+    Canceled, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome,
+    ParsedAlert, Priority, Strategy, StrategyEffects, Timestamp,
 };
 use sleuth_engine::EngineInput;
 use sleuth_store::{
@@ -34,16 +34,18 @@ pub async fn run_job(
     strategies: &[Strategy],
     next: Option<NextClaim>,
 ) -> StoreResult<Finished> {
-    let (finish, alert_entities) = decide(state, store, job, strategies).await?;
+    let (finish, alert) = decide(state, store, job, strategies).await?;
+    let alert_entities = alert.as_ref().map_or(&[][..], |alert| &alert.entities[..]);
     let end = JobEnd {
         system_events: crate::firing::investigation_events(
             job.investigation_id,
             &finish,
-            &alert_entities,
+            alert_entities,
         ),
         finish,
         at: chrono::Utc::now(),
         next,
+        alert: alert.map(Arc::new),
     };
     let finished = store.finish_job_and_claim(job, end.clone()).await?;
     if finished.stored {
@@ -62,12 +64,12 @@ async fn decide(
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
-) -> StoreResult<(Finish, Vec<Entity>)> {
+) -> StoreResult<(Finish, Option<ParsedAlert>)> {
     let settings = state.settings();
     let max_attempts = i64::from(settings.workers.max_attempts.max(1));
     if job.attempt > max_attempts {
         // The alert is not read: reading or investigating it may be what stopped every
-        // worker. The end's events name no entities.
+        // worker.
         return Ok((
             Finish::Stopped {
                 canceled: None,
@@ -77,7 +79,7 @@ async fn decide(
                     job.attempt - 1
                 ),
             },
-            Vec::new(),
+            None,
         ));
     }
     let guards = &settings.guards;
@@ -96,28 +98,21 @@ async fn decide(
         ),
     };
     let input = store.load_job(job, windows).await?;
-    let alert_entities = input.investigation.alert.parsed.entities.clone();
     if guards.burst_threshold > 0 && input.burst_count > guards.burst_threshold {
-        return Ok((
-            burst_stop(&input, guards.burst_threshold, guards.burst_window_seconds),
-            alert_entities,
-        ));
+        let finish = burst_stop(&input, guards.burst_threshold, guards.burst_window_seconds);
+        return Ok((finish, Some(input.investigation.alert.parsed)));
     }
     if guards.coalesce_window_seconds > 0
         && let Some(first_investigation_id) = input.coalesce_first
     {
-        return Ok((
-            Finish::Completed {
-                result: Box::new(ignored_result(&input, first_investigation_id)),
-                ignored_for: Some(first_investigation_id),
-            },
-            alert_entities,
-        ));
+        let finish = Finish::Completed {
+            result: Box::new(ignored_result(&input, first_investigation_id)),
+            ignored_for: Some(first_investigation_id),
+        };
+        return Ok((finish, Some(input.investigation.alert.parsed)));
     }
-    Ok((
-        investigate(state, store, &input, strategies).await?,
-        alert_entities,
-    ))
+    let finish = investigate(state, store, &input, strategies).await?;
+    Ok((finish, Some(input.investigation.alert.parsed)))
 }
 
 async fn investigate(

@@ -51,7 +51,11 @@ pub async fn write(
             Finish::Stopped { .. } => None,
         })
         .collect();
-    let search_texts = search_texts(transaction, dialect, &concluded).await?;
+    let given_alerts: HashMap<i64, &ParsedAlert> = kept
+        .iter()
+        .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
+        .collect();
+    let search_texts = search_texts(transaction, dialect, &concluded, &given_alerts).await?;
     for request in &kept {
         let search_text = search_texts.get(&request.job.investigation_id);
         store_outcome(transaction, dialect, request, search_text).await?;
@@ -98,11 +102,13 @@ async fn release_leases(
 }
 
 /// The search document of each concluded investigation: its alert's words, the
-/// conclusion's, and those of notes written while it ran.
+/// conclusion's, and those of notes written while it ran. The alerts its worker passed
+/// along (`given`) are not read back.
 async fn search_texts(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     concluded: &[(i64, &InvestigationResult)],
+    given: &HashMap<i64, &ParsedAlert>,
 ) -> StoreResult<BTreeMap<i64, String>> {
     if concluded.is_empty() {
         return Ok(BTreeMap::new());
@@ -112,15 +118,18 @@ async fn search_texts(
             .iter()
             .map(|(investigation_id, _)| *investigation_id)
     };
-    let mut sql = SqlBuilder::many(
-        dialect,
-        "SELECT i.id, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id \
-         WHERE i.id IN ",
-    );
-    sql.bind_list(ids())?;
-    let mut parsed_by_id: HashMap<i64, ParsedAlert> = HashMap::new();
-    for row in sql.build().fetch_all(&mut *transaction).await.db()? {
-        parsed_by_id.insert(rows::int(&row, "id")?, rows::json(&row, "parsed")?);
+    let missing: Vec<i64> = ids().filter(|id| !given.contains_key(id)).collect();
+    let mut read: HashMap<i64, ParsedAlert> = HashMap::new();
+    if !missing.is_empty() {
+        let mut sql = SqlBuilder::many(
+            dialect,
+            "SELECT i.id, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id \
+             WHERE i.id IN ",
+        );
+        sql.bind_list(missing)?;
+        for row in sql.build().fetch_all(&mut *transaction).await.db()? {
+            read.insert(rows::int(&row, "id")?, rows::json(&row, "parsed")?);
+        }
     }
     let mut sql = SqlBuilder::many(
         dialect,
@@ -139,11 +148,15 @@ async fn search_texts(
     concluded
         .iter()
         .map(|(investigation_id, result)| {
-            let parsed = parsed_by_id.get(investigation_id).ok_or_else(|| {
-                StoreError::internal(format!(
-                    "investigation {investigation_id} has no alert to index"
-                ))
-            })?;
+            let parsed = given
+                .get(investigation_id)
+                .copied()
+                .or_else(|| read.get(investigation_id))
+                .ok_or_else(|| {
+                    StoreError::internal(format!(
+                        "investigation {investigation_id} has no alert to index"
+                    ))
+                })?;
             let mut text = search::result_text(parsed, result);
             if let Some(notes) = notes_by_id.get(investigation_id) {
                 text.push_str(notes);

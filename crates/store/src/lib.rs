@@ -178,6 +178,7 @@ pub trait Store:
             at,
             system_events: Vec::new(),
             next: None,
+            alert: None,
         };
         Ok(self.finish_job_and_claim(job, end).await?.stored)
     }

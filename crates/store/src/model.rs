@@ -233,6 +233,9 @@ pub struct JobEnd {
     pub system_events: Vec<crate::NewSystemEvent>,
     /// The next job to claim for this worker, if it wants one.
     pub next: Option<NextClaim>,
+    /// The investigation's parsed alert, when the worker read it: the search document of
+    /// the result is built from it instead of reading it back.
+    pub alert: Option<std::sync::Arc<ParsedAlert>>,
 }
 
 /// What finishing a job did.

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use serde_json::json;
-use sleuth_domain::{Canceled, EntityKind, InvestigationStatus, Likeness, Outcome, Priority, Role};
+use sleuth_domain::{
+    Canceled, EntityKind, InvestigationStatus, Likeness, Outcome, ParsedAlert, Priority, Role,
+};
 use sleuth_store::*;
 
 use crate::fixtures::{self, new_alert, parsed_alert, simple_alert, time};
@@ -523,20 +525,19 @@ pub async fn a_claimed_job_runs_to_success(store: Arc<dyn Store>) {
 /// drops the result and its events but still frees the worker for the next job, and an
 /// empty queue answers none.
 pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn Store>) {
-    let mut ids = Vec::new();
+    let (mut queued, mut parsed) = (Vec::new(), Vec::new());
     for index in 0..3 {
-        let created = store
-            .create_investigation(simple_alert(&format!("chained {index}"), 0), false)
-            .await
-            .unwrap();
-        ids.push(created.investigation_id());
+        let alert = simple_alert(&format!("chained{index} queue"), 0);
+        parsed.push(Arc::new(alert.parsed.clone()));
+        let created = store.create_investigation(alert, false).await.unwrap();
+        queued.push(created.investigation_id());
     }
     let first = store
         .claim_jobs("worker-a", 1, lease(), time(1))
         .await
         .unwrap()
         .remove(0);
-    assert_eq!(first.investigation_id, ids[0]);
+    assert_eq!(first.investigation_id, queued[0]);
     let finish = Finish::Completed {
         result: Box::new(fixtures::result(
             Outcome::FalseAlert,
@@ -545,8 +546,9 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
         )),
         ignored_for: None,
     };
-    // Each end carries a system event naming its investigation.
-    let end = |job: &ClaimedJob, minute: i64| JobEnd {
+    // Each end carries a system event naming its investigation. The parsed alert is
+    // passed along (as workers do) or not (then it is read back for the search document).
+    let end = |job: &ClaimedJob, minute: i64, alert: Option<&Arc<ParsedAlert>>| JobEnd {
         finish: finish.clone(),
         at: time(minute),
         system_events: vec![NewSystemEvent {
@@ -559,17 +561,18 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
             worker: "worker-a".into(),
             lease: lease(),
         }),
+        alert: alert.cloned(),
     };
     let finished = store
-        .finish_job_and_claim(&first, end(&first, 2))
+        .finish_job_and_claim(&first, end(&first, 2, None))
         .await
         .unwrap();
     assert!(finished.stored);
     let second = finished.next.expect("the next job in queue order");
-    assert_eq!((second.investigation_id, second.attempt), (ids[1], 1));
-    let record = store.get_investigation(ids[0]).await.unwrap();
+    assert_eq!((second.investigation_id, second.attempt), (queued[1], 1));
+    let record = store.get_investigation(queued[0]).await.unwrap();
     assert_eq!(record.status, InvestigationStatus::Success);
-    let record = store.get_investigation(ids[1]).await.unwrap();
+    let record = store.get_investigation(queued[1]).await.unwrap();
     assert_eq!(record.status, InvestigationStatus::Loading);
     assert_eq!(
         record.start_time,
@@ -585,25 +588,28 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
         .collect();
     assert_eq!(
         taken_by_b,
-        [ids[2]],
+        [queued[2]],
         "the chained job is leased: another worker gets only the third"
     );
 
     // The second is canceled while worker-a runs it.
-    store.cancel_investigation(ids[1], time(3)).await.unwrap();
+    store
+        .cancel_investigation(queued[1], time(3))
+        .await
+        .unwrap();
     let finished = store
-        .finish_job_and_claim(&second, end(&second, 4))
+        .finish_job_and_claim(&second, end(&second, 4, Some(&parsed[1])))
         .await
         .unwrap();
     assert!(!finished.stored, "a canceled job's result is dropped");
-    let record = store.get_investigation(ids[1]).await.unwrap();
+    let record = store.get_investigation(queued[1]).await.unwrap();
     assert_eq!(record.status, InvestigationStatus::Error);
     // worker-b's lease (one minute from minute 2) has run out: its job is retried here.
     let third = finished.next.expect("the stalled job, ready again");
-    assert_eq!((third.investigation_id, third.attempt), (ids[2], 2));
-    assert!(store.get_investigation(ids[2]).await.unwrap().is_retried);
+    assert_eq!((third.investigation_id, third.attempt), (queued[2], 2));
+    assert!(store.get_investigation(queued[2]).await.unwrap().is_retried);
     let finished = store
-        .finish_job_and_claim(&third, end(&third, 5))
+        .finish_job_and_claim(&third, end(&third, 5, Some(&parsed[2])))
         .await
         .unwrap();
     assert!(finished.stored);
@@ -627,7 +633,17 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
         .map(|event| (event.investigation_id, event.created_at))
         .collect();
     recorded.sort();
-    assert_eq!(recorded, [(Some(ids[0]), time(2)), (Some(ids[2]), time(5))]);
+    assert_eq!(
+        recorded,
+        [(Some(queued[0]), time(2)), (Some(queued[2]), time(5))]
+    );
+    // Both concluded ones are found by their alert's words, read back or passed along.
+    let search = |text: &str| InvestigationQuery {
+        search: Some(text.into()),
+        ..query()
+    };
+    assert_eq!(ids(&store, &search("chained0")).await, [queued[0]]);
+    assert_eq!(ids(&store, &search("chained2")).await, [queued[2]]);
 }
 
 pub async fn a_job_whose_worker_died_is_retried(store: Arc<dyn Store>) {
