@@ -1360,10 +1360,12 @@ fn alert_from(source: &str, title: &str, minute: i64) -> NewAlert {
     )
 }
 
-pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
-    use InvestigationStatus::{Error, Success};
-    // Each is claimed (not_asked to loading) and concluded (loading to success) before its
-    // tags are written: none of those moves may count a tag.
+/// Concludes three tagged investigations: EDR urgent with `credential_theft` and
+/// `lateral_movement`, EDR notable with `credential_theft`, IdP urgent with
+/// `lateral_movement`. Each is claimed (not_asked to loading) and concluded (loading to
+/// success) before its tags are written: none of those moves may count a tag. Returns
+/// their ids in that order.
+async fn conclude_tagged(store: &Arc<dyn Store>) -> [i64; 3] {
     let tagged = [
         (
             "EDR",
@@ -1372,12 +1374,13 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
         ),
         ("EDR", Priority::Notable, &["credential_theft"][..]),
         ("IdP", Priority::Urgent, &["lateral_movement"][..]),
-        ("IdP", Priority::Informational, &[][..]),
     ];
-    for (minute, (source, priority, tags)) in (1..).zip(tagged) {
+    let mut ids = [0; 3];
+    for (index, (source, priority, tags)) in tagged.into_iter().enumerate() {
+        let minute = i64::try_from(index).unwrap() + 1;
         let alert = alert_from(source, &format!("alert {minute}"), minute);
-        concluded_with_tags(
-            &store,
+        ids[index] = concluded_with_tags(
+            store,
             alert,
             Outcome::BreachedSuspicious,
             priority,
@@ -1386,6 +1389,22 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
         )
         .await;
     }
+    ids
+}
+
+pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
+    use InvestigationStatus::{Error, Success};
+    conclude_tagged(&store).await;
+    let untagged = alert_from("IdP", "untagged", 4);
+    concluded_with_tags(
+        &store,
+        untagged,
+        Outcome::FalseAlert,
+        Priority::Informational,
+        &[],
+        4,
+    )
+    .await;
     // Tags concluded with a lost lease are dropped with the rest of the result.
     let canceled = store
         .create_investigation(alert_from("EDR", "canceled", 5), false)
@@ -1510,33 +1529,7 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
     raw: crate::contract_memory_audit::RawDatabase,
 ) {
     use InvestigationStatus::Error;
-    let mut concluded_ids = Vec::new();
-    let tagged = [
-        (
-            "EDR",
-            Priority::Urgent,
-            &["credential_theft", "lateral_movement"][..],
-        ),
-        ("EDR", Priority::Notable, &["credential_theft"][..]),
-        ("IdP", Priority::Urgent, &["lateral_movement"][..]),
-    ];
-    for (minute, (source, priority, tags)) in (1..).zip(tagged) {
-        let alert = alert_from(source, &format!("alert {minute}"), minute);
-        concluded_ids.push(
-            concluded_with_tags(
-                &store,
-                alert,
-                Outcome::BreachedSuspicious,
-                priority,
-                tags,
-                minute,
-            )
-            .await,
-        );
-    }
-    let [both, theft, lateral] = concluded_ids[..] else {
-        unreachable!("three concluded");
-    };
+    let [both, theft, lateral] = conclude_tagged(&store).await;
     let run = |sql: String| {
         let raw = raw.clone();
         async move { raw.execute(&sql).await.expect("change by SQL") }
