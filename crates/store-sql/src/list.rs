@@ -66,7 +66,6 @@ async fn count_by_state(
     push_states(&mut count, query)?;
     push_grouped(&mut count, dialect, query, Access::Any)?;
     if from == CountFrom::Rows {
-        push_tags(&mut count, query, Access::Any)?;
         push_row_filters(&mut count, dialect, query, Access::Any)?;
     }
     count.push(" GROUP BY i.status");
@@ -300,18 +299,13 @@ fn states(query: &InvestigationQuery) -> Vec<InvestigationStatus> {
     }
 }
 
-/// Every filter but the states, each as ` AND ...`. The tags come first: walking the sort
-/// order, SQLite tests the terms in the order written and reads an investigation's row
-/// only for the first term that needs it; the tag test needs only the id, which the index
-/// holds, so it spares the row of most investigations walked (a tag and a source that one
-/// investigation in fifty-six has, page 3: 4 ms instead of 8).
+/// Every filter but the states, each as ` AND ...`.
 fn push_other_filters(
     builder: &mut SqlBuilder,
     dialect: Dialect,
     query: &InvestigationQuery,
     access: Access,
 ) -> StoreResult<()> {
-    push_tags(builder, query, access)?;
     push_grouped(builder, dialect, query, access)?;
     push_row_filters(builder, dialect, query, access)
 }
@@ -430,38 +424,7 @@ fn push_grouped(
     Ok(())
 }
 
-/// The insight-tag filter: investigations carrying any of the names.
-fn push_tags(
-    builder: &mut SqlBuilder,
-    query: &InvestigationQuery,
-    access: Access,
-) -> StoreResult<()> {
-    if query.insight_tag_names.is_empty() {
-        return Ok(());
-    }
-    // Walking the sort order probes the tag table's key (name, investigation) once per
-    // investigation walked; otherwise the tagged investigations are read first. Before
-    // walking at all, SQLite would read every investigation carrying the tag into a
-    // temporary index for an uncorrelated `IN` (85 ms for 140,000), and into a Bloom
-    // filter for a plain `EXISTS`, which it turns into a join (35 ms); the `LIMIT 1`
-    // keeps the subquery correlated. PostgreSQL ignores it and plans a semi-join.
-    if access == Access::SortOrder {
-        builder.push(
-            " AND EXISTS (SELECT 1 FROM investigation_tags t \
-                 WHERE t.investigation_id = i.id AND t.name IN ",
-        );
-        builder.bind_list(query.insight_tag_names.iter().cloned())?;
-        builder.push(" LIMIT 1)");
-    } else {
-        builder
-            .push(" AND i.id IN (SELECT investigation_id FROM investigation_tags WHERE name IN ");
-        builder.bind_list(query.insight_tag_names.iter().cloned())?;
-        builder.push(")");
-    }
-    Ok(())
-}
-
-/// Filters that need the investigations' own rows: time ranges and search.
+/// Filters that need the investigations' own rows: time ranges, insight tags, search.
 fn push_row_filters(
     builder: &mut SqlBuilder,
     dialect: Dialect,
@@ -472,6 +435,28 @@ fn push_row_filters(
     push_range(builder, "i.alert_start_time", query.alert_start)?;
     push_range(builder, "i.generated_time", query.investigation_complete)?;
     push_range(builder, "i.feedback_updated_at", query.feedback_updated)?;
+    if !query.insight_tag_names.is_empty() {
+        // Walking the sort order probes the tag table's key (name, investigation) once per
+        // investigation walked; otherwise the tagged investigations are read first. Before
+        // walking at all, SQLite would read every investigation carrying the tag into a
+        // temporary index for an uncorrelated `IN` (85 ms for 140,000), and into a Bloom
+        // filter for a plain `EXISTS`, which it turns into a join (35 ms); the `LIMIT 1`
+        // keeps the subquery correlated. PostgreSQL ignores it and plans a semi-join.
+        if access == Access::SortOrder {
+            builder.push(
+                " AND EXISTS (SELECT 1 FROM investigation_tags t \
+                 WHERE t.investigation_id = i.id AND t.name IN ",
+            );
+            builder.bind_list(query.insight_tag_names.iter().cloned())?;
+            builder.push(" LIMIT 1)");
+        } else {
+            builder.push(
+                " AND i.id IN (SELECT investigation_id FROM investigation_tags WHERE name IN ",
+            );
+            builder.bind_list(query.insight_tag_names.iter().cloned())?;
+            builder.push(")");
+        }
+    }
     if let Some(text) = &query.search {
         let phrases = search_phrases(text);
         if !phrases.is_empty() {
