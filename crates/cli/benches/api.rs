@@ -386,10 +386,12 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
              'tenant-' || CAST(i % 20 AS TEXT), \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000 FROM n"
         ),
-        // One investigation in seven carries an insight tag, for the tag filter.
+        // One investigation in seven carries an insight tag, for the tag filter; ten carry a
+        // rare one as well.
         format!(
             "{numbers} INSERT INTO investigation_tags (name, investigation_id) \
-             SELECT 'credential_access', i + 1000000000 FROM n WHERE i % 7 = 0"
+             SELECT 'credential_access', i + 1000000000 FROM n WHERE i % 7 = 0 \
+             UNION ALL SELECT 'rare_tag', i + 1000000000 FROM n WHERE i % 100000 = 7007"
         ),
     ];
     for statement in statements {
@@ -514,6 +516,30 @@ async fn run(backend: &str) {
             (
                 "filter insight tag, sort alert_start asc",
                 "/app/api/v1/investigation?insight_tag_names=credential_access&sort_type=alert_start&sort_dir=asc",
+            ),
+            (
+                "filter insight tag, newest first",
+                "/app/api/v1/investigation?insight_tag_names=credential_access",
+            ),
+            (
+                "filter insight tag + source, sort priority + page 3",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&direct_source_labels=Okta&sort_type=priority&offset=40",
+            ),
+            (
+                "filter insight tag, every state, sort inv_complete",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&investigation_state=success&investigation_state=error&sort_type=inv_complete",
+            ),
+            (
+                "filter rare insight tag, sort priority",
+                "/app/api/v1/investigation?insight_tag_names=rare_tag&sort_type=priority",
+            ),
+            (
+                "filter insight tag + time range (counts rows)",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
+            ),
+            (
+                "filter two insight tags (counts rows)",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&insight_tag_names=rare_tag",
             ),
             (
                 "filter priority urgent+notable, sort priority",

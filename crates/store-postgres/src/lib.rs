@@ -50,6 +50,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "list_counts",
         sql: include_str!("../migrations/0007_list_counts.sql"),
     },
+    Migration {
+        version: 8,
+        name: "tag_counts",
+        sql: include_str!("../migrations/0008_tag_counts.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

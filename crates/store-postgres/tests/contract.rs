@@ -13,34 +13,44 @@ async fn open() -> Option<(Arc<dyn Store>, TestDatabase)> {
     Some((Arc::new(store), database))
 }
 
+/// The database's URL, for the cases that also change it by SQL.
+fn url_of(database: &TestDatabase) -> String {
+    database.url().to_string()
+}
+
 sleuth_test_support::store_contract_tests!(open());
 sleuth_test_support::response_action_contract_tests!(open());
-sleuth_test_support::memory_audit_contract_tests!(open(), |database: &TestDatabase| database
-    .url()
-    .to_string());
+sleuth_test_support::memory_audit_contract_tests!(open(), url_of);
+sleuth_test_support::list_count_contract_tests!(open(), url_of);
 sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
 
-/// Counts per state as the list reports them (from `investigation_counts`).
+/// Counts per state as the list reports them (from `investigation_counts`), then per state
+/// of the investigations tagged `tagged` (from `investigation_tag_counts`).
 async fn state_totals(store: &dyn Store) -> Vec<u64> {
     let mut totals = Vec::new();
-    for state in sleuth_domain::InvestigationStatus::ALL {
-        let query = sleuth_store::InvestigationQuery {
-            states: vec![*state],
-            ..Default::default()
-        };
-        let page = store.list_investigations(&query).await.expect("list");
-        totals.push(page.total);
+    for tags in [vec![], vec!["tagged".to_string()]] {
+        for state in sleuth_domain::InvestigationStatus::ALL {
+            let query = sleuth_store::InvestigationQuery {
+                states: vec![*state],
+                insight_tag_names: tags.clone(),
+                ..Default::default()
+            };
+            let page = store.list_investigations(&query).await.expect("list");
+            totals.push(page.total);
+        }
     }
     totals
 }
 
-/// PostgreSQL's list counts are deltas that the store folds in the background (migration
-/// 0007): folding, even by two processes at once, changes no count and leaves one row per
-/// combination of counted columns.
+/// PostgreSQL's list counts are deltas that the store folds in the background (migrations
+/// 0007 and 0008): folding, even by two processes at once, changes no count and leaves one
+/// row per combination of counted columns (and tag name).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folding_the_count_deltas_changes_no_count() {
-    use sleuth_test_support::fixtures::{simple_alert, time};
+    use sleuth_domain::{Outcome, Priority};
+    use sleuth_store::Finish;
+    use sleuth_test_support::fixtures::{self, simple_alert, time};
     let Some(database) = postgres::fresh_database().await else {
         return;
     };
@@ -48,7 +58,7 @@ async fn folding_the_count_deltas_changes_no_count() {
         .await
         .expect("open postgres");
     let mut created = Vec::new();
-    for index in 0..6 {
+    for index in 0..8 {
         let alert = simple_alert(&format!("alert {}", index % 2), index);
         created.push(
             store
@@ -61,8 +71,21 @@ async fn folding_the_count_deltas_changes_no_count() {
     for id in &created[..3] {
         store.cancel_investigation(*id, time(10)).await.unwrap();
     }
+    let jobs = store
+        .claim_jobs("w", 10, chrono::Duration::minutes(1), time(11))
+        .await
+        .unwrap();
+    for job in &jobs {
+        let mut result = fixtures::result(Outcome::FalseAlert, Priority::Notable, "tagged");
+        result.insight_tags.insert("tagged".into(), true.into());
+        let finish = Finish::Completed {
+            result: Box::new(result),
+            ignored_for: None,
+        };
+        assert!(store.finish_job(job, &finish, time(12)).await.unwrap());
+    }
     let before = state_totals(&store).await;
-    assert_eq!(before.iter().sum::<u64>(), 6, "{before:?}");
+    assert_eq!(before, [0, 0, 5, 3, 0, 0, 5, 0], "{before:?}");
     let (first, second) = tokio::join!(
         sleuth_store_sql::fold_counts(store.pool()),
         sleuth_store_sql::fold_counts(store.pool())
@@ -77,4 +100,15 @@ async fn folding_the_count_deltas_changes_no_count() {
     .await
     .unwrap();
     assert_eq!(rows, combinations, "one row per combination once folded");
+    let (rows, combinations): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COUNT(DISTINCT (name, status, canceled, alert_type)) \
+         FROM investigation_tag_counts",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        rows, combinations,
+        "one row per tag and combination once folded"
+    );
 }

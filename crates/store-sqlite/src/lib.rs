@@ -47,6 +47,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "list_counts",
         sql: include_str!("../migrations/0007_list_counts.sql"),
     },
+    Migration {
+        version: 8,
+        name: "tag_counts",
+        sql: include_str!("../migrations/0008_tag_counts.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -13,10 +13,14 @@ async fn open() -> Option<(Arc<dyn Store>, tempfile::TempDir)> {
     Some((Arc::new(store), directory))
 }
 
+/// The URL of the database in `directory`, for the cases that also change it by SQL.
+fn url_of(directory: &tempfile::TempDir) -> String {
+    format!("sqlite://{}", directory.path().join("sleuth.db").display())
+}
+
 sleuth_test_support::store_contract_tests!(open());
 sleuth_test_support::response_action_contract_tests!(open());
-sleuth_test_support::memory_audit_contract_tests!(open(), |directory: &tempfile::TempDir| {
-    format!("sqlite://{}", directory.path().join("sleuth.db").display())
-});
+sleuth_test_support::memory_audit_contract_tests!(open(), url_of);
+sleuth_test_support::list_count_contract_tests!(open(), url_of);
 sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
