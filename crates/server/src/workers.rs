@@ -107,9 +107,7 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
             Ok(strategies) => strategies,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the strategies in force; releasing the jobs");
-                if let Err(error) = store.release_jobs(&jobs).await {
-                    tracing::error!(%error, "could not release jobs; their leases will expire instead");
-                }
+                release(&store, &jobs).await;
                 tokio::select! {
                     _ = tokio::time::sleep(poll_interval) => {}
                     _ = shutdown.changed() => {}
@@ -159,12 +157,11 @@ struct Slot {
 }
 
 impl Slot {
-    async fn run(&self, first: ClaimedJob, strategies: Arc<Vec<Strategy>>) {
+    async fn run(&self, mut job: ClaimedJob, mut strategies: Arc<Vec<Strategy>>) {
         let metrics = self.state.metrics();
         metrics
             .investigations_running
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (mut job, mut strategies) = (first, strategies);
         loop {
             let next = (!*self.shutdown.borrow()).then(|| NextClaim {
                 worker: self.worker.clone(),
@@ -190,13 +187,7 @@ impl Slot {
                 Ok(strategies) => strategies,
                 Err(error) => {
                     tracing::warn!(%error, "cannot read the strategies in force; releasing the job");
-                    if let Err(error) = self
-                        .store
-                        .release_jobs(std::slice::from_ref(&next_job))
-                        .await
-                    {
-                        tracing::error!(%error, "could not release the job; its lease will expire instead");
-                    }
+                    release(&self.store, std::slice::from_ref(&next_job)).await;
                     self.untrack(&next_job);
                     break;
                 }
@@ -242,7 +233,12 @@ async fn finish_or_release(
         count = unfinished.len(),
         "releasing investigations still running at shutdown"
     );
-    if let Err(error) = store.release_jobs(&unfinished).await {
+    release(store, &unfinished).await;
+}
+
+/// Gives jobs back to the queue; if that fails, their leases expire instead (logged).
+async fn release(store: &Arc<dyn Store>, jobs: &[ClaimedJob]) {
+    if let Err(error) = store.release_jobs(jobs).await {
         tracing::error!(%error, "could not release jobs; their leases will expire instead");
     }
 }

@@ -5,7 +5,10 @@
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
 //! 2. per investigation, its outcome (and on PostgreSQL its search vector);
 //! 3. the strategy counters, summed over the batch; the insight tags, in one INSERT;
-//! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT.
+//! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT;
+//! 5. the system events of the stored ones, in one INSERT.
+//!
+//! The claims of the workers' next jobs follow in the same transaction (`queue`).
 //!
 //! Why: the finish writer is the one serial step every investigation passes through, and
 //! every statement costs a round trip to the database (for SQLite, two thread wake-ups).
@@ -13,8 +16,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert};
-use sleuth_store::{Finish, StoreError, StoreResult};
+use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert, Timestamp};
+use sleuth_store::{Finish, NewSystemEvent, StoreError, StoreResult};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
@@ -69,6 +72,15 @@ pub async fn write(
     if dialect == Dialect::Sqlite {
         replace_search_rows(transaction, dialect, &search_texts).await?;
     }
+    // Those of a lost lease are dropped with its result.
+    let events: Vec<(&NewSystemEvent, Timestamp)> = kept
+        .iter()
+        .flat_map(|request| {
+            let end = &request.end;
+            end.system_events.iter().map(|event| (event, end.at))
+        })
+        .collect();
+    crate::system_events::insert_in(transaction, dialect, &events).await?;
     Ok(stored)
 }
 

@@ -7,9 +7,7 @@ use async_trait::async_trait;
 use sleuth_domain::{Priority, Timestamp};
 use std::collections::{BTreeMap, HashMap};
 
-use sleuth_store::{
-    ClaimedJob, Finished, GuardWindows, JobEnd, JobInput, NewSystemEvent, StoreError, StoreResult,
-};
+use sleuth_store::{ClaimedJob, Finished, GuardWindows, JobEnd, JobInput, StoreError, StoreResult};
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
@@ -206,9 +204,9 @@ impl BatchWrite for FinishWriter {
     }
 }
 
-/// Stores the finished jobs in one transaction (`finish_batch`) with their system events,
-/// then claims the next jobs their workers asked for; for each request, whether it was stored (false when its lease
-/// was lost) and the job claimed for it.
+/// Stores the finished jobs and their system events in one transaction (`finish_batch`),
+/// then claims in it the next jobs their workers asked for. For each request: whether it
+/// was stored (false when its lease was lost) and the job claimed for it.
 async fn finish_batch(
     pool: &AnyPool,
     dialect: Dialect,
@@ -217,17 +215,6 @@ async fn finish_batch(
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let stored = crate::finish_batch::write(&mut transaction, dialect, batch).await?;
-    // The events of the results stored; those of a lost lease go with its result.
-    let events: Vec<(&NewSystemEvent, Timestamp)> = batch
-        .iter()
-        .zip(&stored)
-        .filter(|(_, stored)| **stored)
-        .flat_map(|(request, _)| {
-            let end = &request.end;
-            end.system_events.iter().map(|event| (event, end.at))
-        })
-        .collect();
-    crate::system_events::insert_in(&mut transaction, dialect, &events).await?;
     let mut next = claim_next(&mut transaction, dialect, batch).await?;
     transaction.commit().await.db()?;
     Ok(stored
