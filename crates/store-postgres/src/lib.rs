@@ -55,6 +55,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_counts",
         sql: include_str!("../migrations/0008_tag_counts.sql"),
     },
+    Migration {
+        version: 9,
+        name: "alert_title",
+        sql: include_str!("../migrations/0009_alert_title.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -259,9 +259,10 @@ async fn insert_investigation(
     let parsed = &alert.parsed;
     let investigation_id: i64 = sqlx::query_scalar(
         "INSERT INTO investigations (alert_id, status, created_at, updated_at, \
-         alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, \
-         tenant_id, tenant_label, tenant_integration_key, feedback_created_at, feedback_updated_at) \
-         VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9, $10, $11, $3, $3) RETURNING id",
+         alert_create_time, alert_start_time, alert_type, alert_title, direct_source_label, \
+         tenant_union_id, tenant_id, tenant_label, tenant_integration_key, feedback_created_at, \
+         feedback_updated_at) \
+         VALUES ($1, $2, $3, $3, $4, $5, $6, $12, $7, $8, $9, $10, $11, $3, $3) RETURNING id",
     )
     .bind(alert_id)
     .bind(InvestigationStatus::NotAsked.as_str())
@@ -274,6 +275,7 @@ async fn insert_investigation(
     .bind(parsed.tenant_id.as_deref())
     .bind(parsed.tenant_label.as_deref())
     .bind(alert.tenant_integration_key.as_deref())
+    .bind(&parsed.title)
     .fetch_one(&mut *connection)
     .await
     .db()?;

@@ -26,7 +26,7 @@ use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
 /// Rows per multi-row statement: far below both dialects' parameter limits (SQLite 32,766,
-/// PostgreSQL 65,535) at 14 parameters a row.
+/// PostgreSQL 65,535) at 16 parameters a row.
 const ROWS_PER_STATEMENT: usize = 500;
 
 /// Which alert a new investigation is of.
@@ -314,8 +314,9 @@ async fn insert_investigations(
         let mut sql = SqlBuilder::many(
             dialect,
             "INSERT INTO investigations (alert_id, status, created_at, updated_at, \
-             alert_create_time, alert_start_time, alert_type, direct_source_label, tenant_union_id, \
-             tenant_id, tenant_label, tenant_integration_key, feedback_created_at, feedback_updated_at",
+             alert_create_time, alert_start_time, alert_type, alert_title, direct_source_label, \
+             tenant_union_id, tenant_id, tenant_label, tenant_integration_key, feedback_created_at, \
+             feedback_updated_at",
         );
         // PostgreSQL keeps the search document in the row itself.
         sql.push(match dialect {
@@ -335,6 +336,7 @@ async fn insert_investigations(
             sql.bind(micros(parsed.create_time))?.push(", ");
             sql.bind(parsed.start_time.map(micros))?.push(", ");
             sql.bind(parsed.alert_type.clone())?.push(", ");
+            sql.bind(parsed.title.clone())?.push(", ");
             sql.bind(parsed.direct_source_label.clone())?.push(", ");
             sql.bind(alert.tenant_union_id)?.push(", ");
             sql.bind(parsed.tenant_id.clone())?.push(", ");

@@ -268,7 +268,10 @@ async fn insert_tags(
     Ok(())
 }
 
-/// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations.
+/// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations, in
+/// one statement: FTS5 writes its pending terms out as a new segment at every statement
+/// savepoint, so a DELETE followed by an INSERT wrote two segments per batch (and merged
+/// them later) where one suffices.
 async fn replace_search_rows(
     transaction: &mut AnyConnection,
     dialect: Dialect,
@@ -277,12 +280,9 @@ async fn replace_search_rows(
     if documents.is_empty() {
         return Ok(());
     }
-    let mut sql = SqlBuilder::many(dialect, "DELETE FROM investigation_search WHERE rowid IN ");
-    sql.bind_list(documents.keys().copied())?;
-    sql.build().execute(&mut *transaction).await.db()?;
     let mut sql = SqlBuilder::many(
         dialect,
-        "INSERT INTO investigation_search (rowid, body) VALUES ",
+        "INSERT OR REPLACE INTO investigation_search (rowid, body) VALUES ",
     );
     for (position, (investigation_id, document)) in documents.iter().enumerate() {
         sql.push(if position == 0 { "(" } else { ", (" });

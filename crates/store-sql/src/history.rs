@@ -5,16 +5,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use sleuth_domain::{
-    Entity, FeedbackStatus, History, Likeness, Outcome, ParsedAlert, PriorVerdict, Priority,
-    RelatedAlert,
+    Entity, FeedbackStatus, History, Likeness, Outcome, PriorVerdict, Priority, RelatedAlert,
 };
 use sleuth_store::{HistoryQuery, StoreResult};
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
-use crate::DbResultExt;
 use crate::builder::SqlBuilder;
 use crate::rows::{self, micros};
+use crate::{DbResultExt, Dialect};
 
 /// At most this many entities of the new alert are looked up, and this many earlier alerts
 /// per entity: a domain controller named in every alert must not make history unbounded.
@@ -24,7 +23,11 @@ const ENTITIES_LOOKED_UP: usize = 24;
 const ALERTS_PER_ENTITY: i64 = 50;
 const SAME_DETECTION_VERDICTS: i64 = 20;
 
-pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<History> {
+pub async fn history(
+    pool: &AnyPool,
+    dialect: Dialect,
+    query: &HistoryQuery,
+) -> StoreResult<History> {
     let mut connection = pool.acquire().await.db()?;
     // Earlier alerts sharing each entity, and which entities they share.
     let entities: Vec<&Entity> = query.entities.iter().take(ENTITIES_LOOKED_UP).collect();
@@ -50,26 +53,28 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
     // The latest concluded-or-not investigation of each of those alerts...
     let mut candidates: Vec<AnyRow> = Vec::new();
     if !shared_by_alert.is_empty() {
-        let alert_list = shared_by_alert
-            .keys()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "{SELECT_PAST} WHERE i.id IN (SELECT MAX(id) FROM investigations \
-             WHERE alert_id IN ({alert_list}) GROUP BY alert_id) ORDER BY i.id DESC"
-        );
+        // The list is padded to a power of two by repeating its last id (harmless inside
+        // IN), so that a dozen statement texts cover every length and each stays prepared.
+        let alert_ids: Vec<i64> = shared_by_alert.keys().copied().collect();
+        let padded_length = alert_ids.len().next_power_of_two();
+        let last = alert_ids.last().copied().unwrap_or_default();
+        let mut sql = SqlBuilder::many(dialect, SELECT_PAST);
+        sql.push(" WHERE i.id IN (SELECT MAX(id) FROM investigations WHERE alert_id IN ");
+        sql.bind_list(
+            alert_ids
+                .into_iter()
+                .chain(std::iter::repeat(last))
+                .take(padded_length),
+        )?;
+        sql.push(" GROUP BY alert_id) ORDER BY i.id DESC");
         candidates.extend(
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .persistent(false)
+            sql.build()
+                .persistent(true)
                 .fetch_all(&mut *connection)
                 .await
                 .db()?,
         );
     }
-    // ...and the latest verdicts on the same detection from the same source. Latest by the
-    // alerts' time, which the (type, status) index is ordered by: ordering by id would sort
-    // every success of the detection ever stored, once per investigation.
     let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{SELECT_PAST} WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
          AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
@@ -94,15 +99,15 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
             .get(&past.alert_id)
             .map(|entities| entities.iter().cloned().collect())
             .unwrap_or_default();
-        let same_detection = past.parsed.alert_type == query.alert_type
-            && past.parsed.direct_source_label == query.direct_source_label;
-        if !shared_entities.is_empty() && micros(past.parsed.create_time) >= micros(query.since) {
+        let same_detection = past.alert_type == query.alert_type
+            && past.direct_source_label == query.direct_source_label;
+        if !shared_entities.is_empty() && micros(past.create_time) >= micros(query.since) {
             history.related_alerts.push(RelatedAlert {
                 investigation_id: past.investigation_id,
-                title: past.parsed.title.clone(),
-                alert_type: past.parsed.alert_type.clone(),
-                direct_source_label: past.parsed.direct_source_label.clone(),
-                create_time: past.parsed.create_time,
+                title: past.title.clone(),
+                alert_type: past.alert_type.clone(),
+                direct_source_label: past.direct_source_label.clone(),
+                create_time: past.create_time,
                 outcome: past.outcome,
                 priority: past.priority,
                 shared_entities: shared_entities.clone(),
@@ -118,9 +123,9 @@ pub async fn history(pool: &AnyPool, query: &HistoryQuery) -> StoreResult<Histor
         };
         history.prior_verdicts.push(PriorVerdict {
             investigation_id: past.investigation_id,
-            title: past.parsed.title,
-            alert_type: past.parsed.alert_type,
-            direct_source_label: past.parsed.direct_source_label,
+            title: past.title,
+            alert_type: past.alert_type,
+            direct_source_label: past.direct_source_label,
             likeness,
             shared_entities,
             engine_outcome: past.outcome,
@@ -164,14 +169,23 @@ fn sharing_alerts(
     Ok(sql.build().persistent(true))
 }
 
+/// What an earlier investigation contributes: its verdicts, and of its alert only what a
+/// related alert shows, all of it copied onto the investigation when it was created
+/// (migration 0009 for the title). Reading and parsing each earlier alert's stored JSON (a
+/// few KB each, up to hundreds per new alert) was the largest single cost of an
+/// investigation.
 const SELECT_PAST: &str = "SELECT i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \
     i.feedback_status, i.feedback_outcome, i.feedback_priority, i.feedback_outcome_note, \
-    i.feedback_updated_by, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id";
+    i.feedback_updated_by, i.alert_type, i.alert_title, i.direct_source_label, \
+    i.alert_create_time FROM investigations i";
 
 struct PastInvestigation {
     investigation_id: i64,
     alert_id: i64,
-    parsed: ParsedAlert,
+    title: String,
+    alert_type: String,
+    direct_source_label: String,
+    create_time: sleuth_domain::Timestamp,
     outcome: Option<Outcome>,
     priority: Option<Priority>,
     decided_at: Option<sleuth_domain::Timestamp>,
@@ -188,7 +202,10 @@ fn read_past(row: &AnyRow) -> StoreResult<PastInvestigation> {
     Ok(PastInvestigation {
         investigation_id: rows::int(row, "id")?,
         alert_id: rows::int(row, "alert_id")?,
-        parsed: rows::json(row, "parsed")?,
+        title: rows::opt_text(row, "alert_title")?.unwrap_or_default(),
+        alert_type: rows::text(row, "alert_type")?,
+        direct_source_label: rows::text(row, "direct_source_label")?,
+        create_time: rows::time(row, "alert_create_time")?,
         outcome: rows::opt_parsed(row, "outcome", Outcome::parse)?,
         priority: rows::opt_parsed(row, "priority", Priority::parse)?,
         decided_at: rows::opt_time(row, "generated_time")?,

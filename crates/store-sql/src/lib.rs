@@ -368,7 +368,7 @@ impl Store for SqlStore {
     }
 
     async fn history(&self, query: &HistoryQuery) -> StoreResult<History> {
-        history::history(&self.pool, query).await
+        history::history(&self.pool, self.dialect, query).await
     }
 
     async fn finish_job_and_claim(&self, job: &ClaimedJob, end: JobEnd) -> StoreResult<Finished> {

@@ -1944,6 +1944,27 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
         .shared_entities;
     assert_eq!(shared.len(), 1);
     assert_eq!(shared[0].value, "wks-9");
+    // What a related alert shows is its own alert's, read from the store.
+    for related in &history.related_alerts {
+        let alert = store
+            .get_investigation(related.investigation_id)
+            .await
+            .unwrap()
+            .alert
+            .parsed;
+        assert_eq!(related.title, alert.title);
+        assert_eq!(related.alert_type, alert.alert_type);
+        assert_eq!(related.direct_source_label, alert.direct_source_label);
+        assert_eq!(related.create_time, alert.create_time);
+    }
+    assert_eq!(
+        history
+            .related_alerts
+            .iter()
+            .find(|alert| alert.investigation_id == other_detection)
+            .map(|alert| (alert.title.as_str(), alert.direct_source_label.as_str())),
+        Some(("Beacon", "NDR"))
+    );
 }
 
 pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn Store>) {

@@ -376,8 +376,13 @@ fn read_entities(fields: &[Field<'_>], alert: &mut AlertBuilder) {
                 process.name.get_or_insert_with(|| text.to_string());
             }
             KeyKind::CommandLine => {
-                process.command_line.get_or_insert_with(|| text.to_string());
-                alert.sweep(Some(text));
+                // The first command line becomes the process signal's, which finishing the
+                // alert sweeps; sweeping it here as well read the same text twice.
+                if process.command_line.is_none() {
+                    process.command_line = Some(text.to_string());
+                } else {
+                    alert.sweep(Some(text));
+                }
             }
             KeyKind::FreeText => {
                 alert.sweep(Some(text));
