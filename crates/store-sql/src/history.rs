@@ -75,6 +75,9 @@ pub async fn history(
                 .db()?,
         );
     }
+    // ...and the latest verdicts on the same detection from the same source. Latest by the
+    // alerts' time, which the (type, status) index is ordered by: ordering by id would sort
+    // every success of the detection ever stored, once per investigation.
     let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{SELECT_PAST} WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
          AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
