@@ -33,6 +33,12 @@ fn head(text: &str, limit: usize) -> &str {
 /// Undoes the usual defanging of indicators written in threat reports and mail gateways.
 pub fn refang(text: &str) -> String {
     let mut out = text.trim().to_string();
+    // Every defanged form below but " dot " has a bracket; most text has none, and is
+    // then read twice rather than once per form.
+    let bracketed = out.bytes().any(|byte| matches!(byte, b'[' | b'(' | b'{'));
+    if !bracketed && !out.contains(" dot ") {
+        return refang_scheme(out);
+    }
     for (defanged, plain) in [
         ("[.]", "."),
         ("(.)", "."),
@@ -54,6 +60,11 @@ pub fn refang(text: &str) -> String {
             out = out.replace(defanged, plain);
         }
     }
+    refang_scheme(out)
+}
+
+/// `hxxp://` and `hxxps://` at the start, in any case, made `http://` and `https://`.
+fn refang_scheme(mut out: String) -> String {
     for (defanged, plain) in [("hxxps://", "https://"), ("hxxp://", "http://")] {
         // `get` rather than slicing: the prefix may end inside a multi-byte character.
         if let (Some(prefix), Some(rest)) = (out.get(..defanged.len()), out.get(defanged.len()..))

@@ -21,6 +21,26 @@ pub struct CreateRequest {
     pub(crate) force: bool,
     /// Appended to the audit log in the create's transaction (see `audited`).
     pub(crate) audit: Option<NewAuditEntry>,
+    /// The parsed alert as stored (JSON) and its search document, made by `new` in the
+    /// submitting request's task: the writer, which every create waits on, only writes.
+    pub(crate) parsed_json: String,
+    pub(crate) search_document: String,
+}
+
+impl CreateRequest {
+    pub(crate) fn new(
+        alert: NewAlert,
+        force: bool,
+        audit: Option<NewAuditEntry>,
+    ) -> StoreResult<CreateRequest> {
+        Ok(CreateRequest {
+            parsed_json: rows::to_json(&alert.parsed)?,
+            search_document: crate::search::document(&parsed_search_text(&alert.parsed)),
+            alert,
+            force,
+            audit,
+        })
+    }
 }
 
 /// The group-commit writer of creates.
@@ -106,7 +126,7 @@ async fn try_write_batch(
             .execute(&mut *transaction)
             .await
             .db()?;
-        match create_one(&mut transaction, dialect, &request.alert, request.force).await {
+        match create_one(&mut transaction, dialect, request).await {
             Ok(created) => {
                 sqlx::query("RELEASE SAVEPOINT create_one")
                     .execute(&mut *transaction)
@@ -175,9 +195,9 @@ async fn notify_workers(transaction: &mut AnyConnection) -> StoreResult<()> {
 async fn create_one(
     connection: &mut AnyConnection,
     dialect: Dialect,
-    alert: &NewAlert,
-    force: bool,
+    request: &CreateRequest,
 ) -> StoreResult<Created> {
+    let alert = &request.alert;
     let existing_alert: Option<i64> =
         sqlx::query_scalar("SELECT id FROM alerts WHERE identity = $1")
             .bind(&alert.identity)
@@ -185,16 +205,16 @@ async fn create_one(
             .await
             .db()?;
     let alert_id = match existing_alert {
-        Some(alert_id) if !force => {
+        Some(alert_id) if !request.force => {
             if let Some(investigation_id) = latest_investigation_of(connection, alert_id).await? {
                 return Ok(Created::Existing(investigation_id));
             }
             alert_id
         }
         Some(alert_id) => alert_id,
-        None => insert_alert(connection, alert).await?,
+        None => insert_alert(connection, request).await?,
     };
-    let investigation_id = insert_investigation(connection, dialect, alert_id, alert).await?;
+    let investigation_id = insert_investigation(connection, dialect, alert_id, request).await?;
     Ok(Created::New(investigation_id))
 }
 
@@ -209,7 +229,8 @@ async fn latest_investigation_of(
         .db()
 }
 
-async fn insert_alert(connection: &mut AnyConnection, alert: &NewAlert) -> StoreResult<i64> {
+async fn insert_alert(connection: &mut AnyConnection, request: &CreateRequest) -> StoreResult<i64> {
+    let alert = &request.alert;
     let now = micros(alert.received_at);
     let parsed = &alert.parsed;
     let alert_id: i64 = sqlx::query_scalar(
@@ -220,7 +241,7 @@ async fn insert_alert(connection: &mut AnyConnection, alert: &NewAlert) -> Store
     .bind(&alert.identity)
     .bind(alert.tenant_union_id)
     .bind(alert.tenant_integration_key.as_deref())
-    .bind(rows::to_json(parsed)?)
+    .bind(&request.parsed_json)
     .bind(&alert.raw_alert_content)
     .bind(&parsed.direct_source_label)
     .bind(parsed.coalesce_key.as_deref())
@@ -253,8 +274,9 @@ async fn insert_investigation(
     connection: &mut AnyConnection,
     dialect: Dialect,
     alert_id: i64,
-    alert: &NewAlert,
+    request: &CreateRequest,
 ) -> StoreResult<i64> {
+    let alert = &request.alert;
     let now = micros(alert.received_at);
     let parsed = &alert.parsed;
     let investigation_id: i64 = sqlx::query_scalar(
@@ -285,21 +307,17 @@ async fn insert_investigation(
         .execute(&mut *connection)
         .await
         .db()?;
-    crate::search::index(
+    crate::search::index_document(
         connection,
         dialect,
         investigation_id,
-        &alert_search_text(alert),
+        request.search_document.clone(),
     )
     .await?;
     Ok(investigation_id)
 }
 
 /// What search finds an investigation by before it concludes: the alert's own words.
-pub(crate) fn alert_search_text(alert: &NewAlert) -> String {
-    parsed_search_text(&alert.parsed)
-}
-
 pub(crate) fn parsed_search_text(parsed: &sleuth_domain::ParsedAlert) -> String {
     let mut text = format!(
         "{} {} {} {}",

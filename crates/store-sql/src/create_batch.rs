@@ -21,13 +21,14 @@ use sleuth_store::{Created, StoreResult};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
-use crate::create::{CreateRequest, alert_search_text};
+use crate::create::CreateRequest;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
 /// Rows per multi-row statement: far below both dialects' parameter limits (SQLite 32,766,
-/// PostgreSQL 65,535) at 16 parameters a row.
-const ROWS_PER_STATEMENT: usize = 500;
+/// PostgreSQL 65,535) at 16 parameters a row, and a power of two, which padded statements
+/// (`SqlBuilder::insert_rows`) are anyway.
+const ROWS_PER_STATEMENT: usize = 256;
 
 /// Which alert a new investigation is of.
 #[derive(Clone, Copy)]
@@ -173,9 +174,9 @@ async fn stored_alerts(
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> StoreResult<HashMap<String, i64>> {
-    let mut identities: Vec<&str> = batch
+    let mut identities: Vec<String> = batch
         .iter()
-        .map(|request| request.alert.identity.as_str())
+        .map(|request| request.alert.identity.clone())
         .collect();
     identities.sort_unstable();
     identities.dedup();
@@ -185,7 +186,7 @@ async fn stored_alerts(
             dialect,
             "SELECT identity, id FROM alerts WHERE identity IN ",
         );
-        sql.bind_list(chunk.iter().map(|identity| identity.to_string()))?;
+        sql.bind_padded_list(chunk)?;
         for row in sql.build().fetch_all(&mut *transaction).await.db()? {
             found.insert(rows::text(&row, "identity")?, rows::int(&row, "id")?);
         }
@@ -205,7 +206,7 @@ async fn latest_investigations(
             dialect,
             "SELECT alert_id, MAX(id) AS latest FROM investigations WHERE alert_id IN ",
         );
-        sql.bind_list(chunk.iter().copied())?;
+        sql.bind_padded_list(chunk)?;
         sql.push(" GROUP BY alert_id");
         for row in sql.build().fetch_all(&mut *transaction).await.db()? {
             found.insert(rows::int(&row, "alert_id")?, rows::int(&row, "latest")?);
@@ -226,25 +227,27 @@ async fn insert_alerts(
         let mut sql = SqlBuilder::many(
             dialect,
             "INSERT INTO alerts (identity, tenant_union_id, tenant_integration_key, parsed, \
-             raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at) VALUES ",
+             raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at)",
         );
         let mut request_of_identity = HashMap::with_capacity(chunk.len());
-        for (position, &index) in chunk.iter().enumerate() {
-            let alert = &batch[index].alert;
+        sql.insert_rows(dialect, 9, chunk.len(), |sql, position| {
+            let index = chunk[position];
+            let request = &batch[index];
+            let alert = &request.alert;
             let now = micros(alert.received_at);
             request_of_identity.insert(alert.identity.as_str(), index);
-            sql.push(if position == 0 { "(" } else { ", (" });
             sql.bind(alert.identity.clone())?.push(", ");
             sql.bind(alert.tenant_union_id)?.push(", ");
             sql.bind(alert.tenant_integration_key.clone())?.push(", ");
-            sql.bind(rows::to_json(&alert.parsed)?)?.push(", ");
+            sql.bind(request.parsed_json.clone())?.push(", ");
             sql.bind(alert.raw_alert_content.clone())?.push(", ");
             sql.bind(alert.parsed.direct_source_label.clone())?
                 .push(", ");
             sql.bind(alert.parsed.coalesce_key.clone())?.push(", ");
             sql.bind(now)?.push(", ");
-            sql.bind(now)?.push(")");
-        }
+            sql.bind(now)?;
+            Ok(())
+        })?;
         // RETURNING rows come in no promised order: match them by identity (unique).
         sql.push(" RETURNING id, identity");
         for row in sql.build().fetch_all(&mut *transaction).await.db()? {
@@ -289,14 +292,15 @@ async fn insert_entities(
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut sql = SqlBuilder::many(
             dialect,
-            "INSERT INTO alert_entities (kind, value, alert_id) VALUES ",
+            "INSERT INTO alert_entities (kind, value, alert_id)",
         );
-        for (position, (kind, value, alert_id)) in chunk.iter().enumerate() {
-            sql.push(if position == 0 { "(" } else { ", (" });
+        sql.insert_rows(dialect, 3, chunk.len(), |sql, position| {
+            let (kind, value, alert_id) = chunk[position];
             sql.bind(kind.as_str().to_string())?.push(", ");
             sql.bind(value.to_string())?.push(", ");
-            sql.bind(*alert_id)?.push(")");
-        }
+            sql.bind(alert_id)?;
+            Ok(())
+        })?;
         sql.build().execute(&mut *transaction).await.db()?;
     }
     Ok(())
@@ -319,15 +323,22 @@ async fn insert_investigations(
              feedback_updated_at",
         );
         // PostgreSQL keeps the search document in the row itself.
-        sql.push(match dialect {
-            Dialect::Sqlite => ") VALUES ",
-            Dialect::Postgres => ", search_vector) VALUES ",
-        });
-        for (position, &(index, alert_id)) in chunk.iter().enumerate() {
-            let alert = &batch[index].alert;
+        let width = match dialect {
+            Dialect::Sqlite => {
+                sql.push(")");
+                15
+            }
+            Dialect::Postgres => {
+                sql.push(", search_vector)");
+                16
+            }
+        };
+        sql.insert_rows(dialect, width, chunk.len(), |sql, position| {
+            let (index, alert_id) = chunk[position];
+            let request = &batch[index];
+            let alert = &request.alert;
             let parsed = &alert.parsed;
             let now = micros(alert.received_at);
-            sql.push(if position == 0 { "(" } else { ", (" });
             sql.bind(alert_id)?.push(", ");
             sql.bind(InvestigationStatus::NotAsked.as_str().to_string())?
                 .push(", ");
@@ -346,11 +357,11 @@ async fn insert_investigations(
             sql.bind(now)?;
             if dialect == Dialect::Postgres {
                 sql.push(", to_tsvector('simple', ");
-                sql.bind(crate::search::document(&alert_search_text(alert)))?;
+                sql.bind(request.search_document.clone())?;
                 sql.push(")");
             }
-            sql.push(")");
-        }
+            Ok(())
+        })?;
         sql.push(" RETURNING id, alert_id");
         // Several new investigations of one alert (forced) are interchangeable: hand out
         // that alert's returned ids in ascending order to its requests in batch order.
@@ -391,29 +402,26 @@ async fn insert_jobs_and_search(
     for chunk in investigate.chunks(ROWS_PER_STATEMENT) {
         let mut sql = SqlBuilder::many(
             dialect,
-            "INSERT INTO jobs (investigation_id, ready_at, attempts) VALUES ",
+            "INSERT INTO jobs (investigation_id, ready_at, attempts)",
         );
-        for (position, &(index, _)) in chunk.iter().enumerate() {
-            sql.push(if position == 0 { "(" } else { ", (" });
+        sql.insert_rows(dialect, 3, chunk.len(), |sql, position| {
+            let index = chunk[position].0;
             sql.bind(id_of(investigation_ids, index)?)?.push(", ");
-            sql.bind(micros(batch[index].alert.received_at))?
-                .push(", 0)");
-        }
+            sql.bind(micros(batch[index].alert.received_at))?.push(", ");
+            sql.bind(0_i64)?;
+            Ok(())
+        })?;
         sql.build().execute(&mut *transaction).await.db()?;
         if dialect == Dialect::Sqlite {
             // New ids, so no stale row to replace (unlike `search::index`).
-            let mut sql = SqlBuilder::many(
-                dialect,
-                "INSERT INTO investigation_search (rowid, body) VALUES ",
-            );
-            for (position, &(index, _)) in chunk.iter().enumerate() {
-                sql.push(if position == 0 { "(" } else { ", (" });
+            let mut sql =
+                SqlBuilder::many(dialect, "INSERT INTO investigation_search (rowid, body)");
+            sql.insert_rows(dialect, 2, chunk.len(), |sql, position| {
+                let index = chunk[position].0;
                 sql.bind(id_of(investigation_ids, index)?)?.push(", ");
-                sql.bind(crate::search::document(&alert_search_text(
-                    &batch[index].alert,
-                )))?;
-                sql.push(")");
-            }
+                sql.bind(batch[index].search_document.clone())?;
+                Ok(())
+            })?;
             sql.build().execute(&mut *transaction).await.db()?;
         }
     }

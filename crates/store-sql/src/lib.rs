@@ -330,11 +330,7 @@ impl Store for SqlStore {
         audit: Option<NewAuditEntry>,
     ) -> StoreResult<Created> {
         self.creates
-            .submit(create::CreateRequest {
-                alert,
-                force,
-                audit,
-            })
+            .submit(create::CreateRequest::new(alert, force, audit)?)
             .await
     }
 

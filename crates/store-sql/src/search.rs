@@ -44,7 +44,16 @@ pub async fn index(
     investigation_id: i64,
     text: &str,
 ) -> StoreResult<()> {
-    let body = document(text);
+    index_document(connection, dialect, investigation_id, document(text)).await
+}
+
+/// Replaces the search document (`document`) of one investigation.
+pub async fn index_document(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    investigation_id: i64,
+    body: String,
+) -> StoreResult<()> {
     match dialect {
         Dialect::Sqlite => {
             sqlx::query("DELETE FROM investigation_search WHERE rowid = $1")

@@ -8,7 +8,7 @@
 //! somewhere else to detect even that.
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use sleuth_domain::Timestamp;
 
@@ -88,57 +88,79 @@ pub struct AuditContent<'a> {
 /// sorted at every depth and no white space, so the same content always hashes the same
 /// whatever order the detail's keys were written in.
 pub fn entry_hash(content: &AuditContent<'_>) -> String {
-    let canonical = canonical_json(&json!({
-        "seq": content.seq,
-        "at": content.at_micros,
-        "actor_user_id": content.actor_user_id,
-        "actor_email": content.actor_email,
-        "action": content.action,
-        "resource_type": content.resource_type,
-        "resource_id": content.resource_id,
-        "request_id": content.request_id,
-        "detail": content.detail,
-        "prev_hash": content.prev_hash,
-    }));
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+    // The object is written field by field, keys in sorted order, rather than built as a
+    // `Value` and sorted: every create appends an entry inside the write turn that all
+    // other writers wait for, and building the object was most of the time spent there.
+    let mut out = Vec::with_capacity(512);
+    out.push(b'{');
+    field(&mut out, "action", content.action);
+    field(&mut out, "actor_email", &content.actor_email);
+    field(&mut out, "actor_user_id", &content.actor_user_id);
+    field(&mut out, "at", &content.at_micros);
+    key(&mut out, "detail");
+    write_canonical(content.detail, &mut out);
+    field(&mut out, "prev_hash", content.prev_hash);
+    field(&mut out, "request_id", &content.request_id);
+    field(&mut out, "resource_id", &content.resource_id);
+    field(&mut out, "resource_type", content.resource_type);
+    field(&mut out, "seq", &content.seq);
+    out.push(b'}');
+    hex::encode(Sha256::digest(&out))
 }
 
 /// JSON with object keys sorted at every depth and no insignificant white space.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(value, &mut out);
-    out
+    // Only serde_json and ASCII punctuation wrote it: always UTF-8.
+    String::from_utf8(out)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// Appends `"key":value` to an object being written.
+fn field<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, name: &str, value: &T) {
+    key(out, name);
+    write_json(out, value);
+}
+
+/// Appends `"key":` to an object being written, after a comma unless it is the first.
+fn key(out: &mut Vec<u8>, name: &str) {
+    if out.last() != Some(&b'{') {
+        out.push(b',');
+    }
+    write_json(out, name);
+    out.push(b':');
+}
+
+/// A string, number, boolean or null as serde_json writes it (strings escaped).
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing a scalar into a Vec cannot fail.
+    let _ = serde_json::to_writer(out, value);
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (index, key) in keys.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(child) = map.get(key) {
-                    write_canonical(child, out);
-                }
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|left, right| left.0.cmp(right.0));
+            out.push(b'{');
+            for (name, child) in entries {
+                key(out, name);
+                write_canonical(child, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_json(out, scalar),
     }
 }
 
@@ -293,6 +315,77 @@ pub trait AuditStore: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The canonical form as first written (a `Value` built, then every key sorted): the
+    /// chains already stored were hashed this way, so `entry_hash` must agree with it.
+    fn reference_hash(content: &AuditContent<'_>) -> String {
+        fn sorted(value: &Value) -> String {
+            match value {
+                Value::Object(map) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    let fields: Vec<String> = keys
+                        .into_iter()
+                        .map(|key| format!("{}:{}", Value::String(key.clone()), sorted(&map[key])))
+                        .collect();
+                    format!("{{{}}}", fields.join(","))
+                }
+                Value::Array(items) => {
+                    let items: Vec<String> = items.iter().map(sorted).collect();
+                    format!("[{}]", items.join(","))
+                }
+                scalar => scalar.to_string(),
+            }
+        }
+        let canonical = sorted(&json!({
+            "seq": content.seq,
+            "at": content.at_micros,
+            "actor_user_id": content.actor_user_id,
+            "actor_email": content.actor_email,
+            "action": content.action,
+            "resource_type": content.resource_type,
+            "resource_id": content.resource_id,
+            "request_id": content.request_id,
+            "detail": content.detail,
+            "prev_hash": content.prev_hash,
+        }));
+        hex::encode(Sha256::digest(canonical.as_bytes()))
+    }
+
+    #[test]
+    fn hashes_agree_with_the_canonical_form_chains_were_stored_with() {
+        let detail = json!({
+            "zeta": {"b": [1, -2.5, "x\u{0}\"\\\n"], "a": null},
+            "Émile": "naïve \u{1F600} \u{7f} </script>",
+            "alpha": true,
+            "": {},
+        });
+        let empty = json!({});
+        for (actor_email, request_id, detail) in [
+            (Some("a.b@example.com"), Some("req-1"), &detail),
+            (None, None, &empty),
+            (Some("quote\"back\\slash"), Some("\t"), &detail),
+        ] {
+            let content = AuditContent {
+                seq: 42,
+                at_micros: -1_700_000_000_123_456,
+                actor_user_id: actor_email.map(|_| 7),
+                actor_email,
+                action: "POST /app/api/v1/investigation/create",
+                resource_type: "investigation",
+                resource_id: request_id.map(|_| "99"),
+                request_id,
+                detail,
+                prev_hash: GENESIS_HASH,
+            };
+            assert_eq!(entry_hash(&content), reference_hash(&content));
+        }
+        assert_eq!(
+            canonical_json(&detail),
+            "{\"\":{},\"alpha\":true,\"zeta\":{\"a\":null,\"b\":[1,-2.5,\"x\\u0000\\\"\\\\\\n\"]},\"Émile\":\"naïve 😀 \u{7f} </script>\"}"
+        );
+    }
 
     fn entry(seq: i64, prev_hash: &str) -> AuditEntry {
         let mut entry = AuditEntry {

@@ -257,7 +257,13 @@ fn best_time(fields: &[Field<'_>], keys: &[&str]) -> Option<sleuth_domain::Times
     keys.iter().find_map(|wanted| {
         fields
             .iter()
-            .filter(|field| field.key == *wanted || field.key.ends_with(&format!(" {wanted}")))
+            .filter(|field| {
+                // The key, or its last words (`event created` for `created`).
+                field
+                    .key
+                    .strip_suffix(wanted)
+                    .is_some_and(|rest| rest.is_empty() || rest.ends_with(' '))
+            })
             .filter_map(|field| time::parse_value(field.value).map(|time| (field.depth, time)))
             .min_by_key(|(depth, _)| *depth)
             .map(|(_, time)| time)
