@@ -144,9 +144,10 @@ impl SqlBuilder {
         Ok(self)
     }
 
-    /// Appends the rows of a multi-row `INSERT INTO table (columns)`, which the builder's
-    /// start wrote: `count` rows of `width` values, row `index` bound by `bind_row(self,
-    /// index)` with `", "` between its values, its first value never NULL.
+    /// Appends `count` rows of `width` values: those of a multi-row `INSERT INTO table
+    /// (columns)` or of a table of values (`WITH name (columns) AS (…)`), which the
+    /// builder's start wrote. Row `index` is bound by `bind_row(self, index)` with `", "`
+    /// between its values, its first value never NULL.
     ///
     /// On SQLite the rows are padded with rows of NULLs to `padded_length` and filtered
     /// out again (`SELECT column1, … FROM (VALUES …) WHERE column1 IS NOT NULL`), and the
@@ -155,7 +156,7 @@ impl SqlBuilder {
     /// creates, all of it inside the write turn every other writer waits for. PostgreSQL
     /// gets exactly the rows (`VALUES …`): it would have to guess the type of a column of
     /// NULLs.
-    pub fn insert_rows(
+    pub fn value_rows(
         &mut self,
         dialect: Dialect,
         width: usize,
@@ -217,7 +218,7 @@ impl SqlBuilder {
     }
 
     // Built statements are not kept prepared (`persistent(false)`) unless padding made
-    // their text one of a few (`bind_padded_list`, `insert_rows`): the text varies with the
+    // their text one of a few (`bind_padded_list`, `value_rows`): the text varies with the
     // filters or the batch size, and each new text would push a hot, fixed statement out
     // of the connection's statement cache (on SQLite, profiles showed connections
     // re-preparing and finalizing statements all the time).
@@ -290,9 +291,7 @@ mod tests {
             Ok(())
         };
         let mut sqlite = SqlBuilder::many(Dialect::Sqlite, "INSERT INTO t (a, b)");
-        sqlite
-            .insert_rows(Dialect::Sqlite, 2, 5, bind_pair)
-            .unwrap();
+        sqlite.value_rows(Dialect::Sqlite, 2, 5, bind_pair).unwrap();
         assert_eq!(
             sqlite.sql,
             format!(
@@ -304,7 +303,7 @@ mod tests {
         assert!(sqlite.keep_prepared);
         let mut postgres = SqlBuilder::many(Dialect::Postgres, "INSERT INTO t (a, b)");
         postgres
-            .insert_rows(Dialect::Postgres, 2, 2, bind_pair)
+            .value_rows(Dialect::Postgres, 2, 2, bind_pair)
             .unwrap();
         assert_eq!(
             postgres.sql,
@@ -313,7 +312,7 @@ mod tests {
         assert!(!postgres.keep_prepared);
         // A row that binds the wrong number of values is a bug, refused.
         let mut wrong = SqlBuilder::many(Dialect::Sqlite, "INSERT INTO t (a, b)");
-        let short = wrong.insert_rows(Dialect::Sqlite, 2, 1, |sql, _| {
+        let short = wrong.value_rows(Dialect::Sqlite, 2, 1, |sql, _| {
             sql.bind(1_i64)?;
             Ok(())
         });

@@ -27,7 +27,7 @@ use crate::{DbResultExt, Dialect};
 
 /// Rows per multi-row statement: far below both dialects' parameter limits (SQLite 32,766,
 /// PostgreSQL 65,535) at 16 parameters a row, and a power of two, which padded statements
-/// (`SqlBuilder::insert_rows`) are anyway.
+/// (`SqlBuilder::value_rows`) are anyway.
 const ROWS_PER_STATEMENT: usize = 256;
 
 /// Which alert a new investigation is of.
@@ -230,7 +230,7 @@ async fn insert_alerts(
              raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at)",
         );
         let mut request_of_identity = HashMap::with_capacity(chunk.len());
-        sql.insert_rows(dialect, 9, chunk.len(), |sql, position| {
+        sql.value_rows(dialect, 9, chunk.len(), |sql, position| {
             let index = chunk[position];
             let request = &batch[index];
             let alert = &request.alert;
@@ -294,7 +294,7 @@ async fn insert_entities(
             dialect,
             "INSERT INTO alert_entities (kind, value, alert_id)",
         );
-        sql.insert_rows(dialect, 3, chunk.len(), |sql, position| {
+        sql.value_rows(dialect, 3, chunk.len(), |sql, position| {
             let (kind, value, alert_id) = chunk[position];
             sql.bind(kind.as_str().to_string())?.push(", ");
             sql.bind(value.to_string())?.push(", ");
@@ -333,7 +333,7 @@ async fn insert_investigations(
                 16
             }
         };
-        sql.insert_rows(dialect, width, chunk.len(), |sql, position| {
+        sql.value_rows(dialect, width, chunk.len(), |sql, position| {
             let (index, alert_id) = chunk[position];
             let request = &batch[index];
             let alert = &request.alert;
@@ -404,7 +404,7 @@ async fn insert_jobs_and_search(
             dialect,
             "INSERT INTO jobs (investigation_id, ready_at, attempts)",
         );
-        sql.insert_rows(dialect, 3, chunk.len(), |sql, position| {
+        sql.value_rows(dialect, 3, chunk.len(), |sql, position| {
             let index = chunk[position].0;
             sql.bind(id_of(investigation_ids, index)?)?.push(", ");
             sql.bind(micros(batch[index].alert.received_at))?.push(", ");
@@ -416,7 +416,7 @@ async fn insert_jobs_and_search(
             // New ids, so no stale row to replace (unlike `search::index`).
             let mut sql =
                 SqlBuilder::many(dialect, "INSERT INTO investigation_search (rowid, body)");
-            sql.insert_rows(dialect, 2, chunk.len(), |sql, position| {
+            sql.value_rows(dialect, 2, chunk.len(), |sql, position| {
                 let index = chunk[position].0;
                 sql.bind(id_of(investigation_ids, index)?)?.push(", ");
                 sql.bind(batch[index].search_document.clone())?;

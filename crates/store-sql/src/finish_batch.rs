@@ -1,9 +1,10 @@
 //! Storing a batch of finished jobs (see `queue::FinishWriter`) in a handful of statements
-//! whatever its size, except one UPDATE per investigation (each result differs):
+//! whatever its size:
 //!
 //! 1. release the leases still held, in one DELETE … RETURNING: a job whose lease was lost
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
-//! 2. per investigation, its outcome (and on PostgreSQL its search vector);
+//! 2. the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their search
+//!    vectors) and one for the stopped ones, each from a table of values;
 //! 3. the strategy counters, summed over the batch; the insight tags, in one INSERT;
 //! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT;
 //! 5. the system events of the stored ones, in one INSERT.
@@ -59,10 +60,8 @@ pub async fn write(
         .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
         .collect();
     let search_texts = search_texts(transaction, dialect, &concluded, &given_alerts).await?;
-    for request in &kept {
-        let search_text = search_texts.get(&request.job.investigation_id);
-        store_outcome(transaction, dialect, request, search_text).await?;
-    }
+    store_results(transaction, dialect, &kept, &search_texts).await?;
+    store_stops(transaction, dialect, &kept).await?;
     crate::strategies::count_effects(
         transaction,
         concluded.iter().map(|(_, result)| &result.strategy_effects),
@@ -178,61 +177,116 @@ async fn search_texts(
         .collect()
 }
 
-/// The investigation's new state: its result (`search_document` on PostgreSQL, where the
-/// search vector is a column), or why it stopped.
-async fn store_outcome(
+/// The concluded investigations' results, in one UPDATE from a table of values (on
+/// PostgreSQL with their search vectors, from `search_documents`). One statement rather
+/// than one per investigation: each is a round trip inside the write turn that every
+/// worker's next result waits for, and they were half of it.
+async fn store_results(
     transaction: &mut AnyConnection,
     dialect: Dialect,
-    request: &FinishRequest,
-    search_document: Option<&String>,
+    kept: &[&FinishRequest],
+    search_documents: &BTreeMap<i64, String>,
 ) -> StoreResult<()> {
-    let investigation_id = request.job.investigation_id;
-    let at = micros(request.end.at);
-    match &request.end.finish {
-        Finish::Completed {
-            result,
-            ignored_for,
-        } => {
-            let search_vector = match dialect {
-                Dialect::Postgres => ", search_vector = to_tsvector('simple', $8)",
-                Dialect::Sqlite => "",
-            };
-            let sql = format!(
-                "UPDATE investigations SET status = 'success', outcome = $2, priority = $3, \
-                 priority_rank = $4, result = $5, ignored_for = $6, generated_time = $7, \
-                 updated_at = $7, error_msg = NULL, feedback_created_at = $7, \
-                 feedback_updated_at = $7{search_vector} WHERE id = $1"
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(investigation_id)
-                .bind(result.outcome.as_str())
-                .bind(result.priority.as_str())
-                .bind(priority_rank(Some(result.priority)))
-                .bind(rows::to_json(result)?)
-                .bind(*ignored_for)
-                .bind(at);
-            if dialect == Dialect::Postgres {
-                query = query.bind(search_document.cloned().unwrap_or_default());
-            }
-            query.execute(&mut *transaction).await.db()?;
-        }
-        Finish::Stopped {
-            canceled,
-            error_msg,
-        } => {
-            sqlx::query(
-                "UPDATE investigations SET status = 'error', canceled = $2, error_msg = $3, \
-                 updated_at = $4 WHERE id = $1",
-            )
-            .bind(investigation_id)
-            .bind(canceled.map(Canceled::as_str))
-            .bind(error_msg.clone())
-            .bind(at)
-            .execute(&mut *transaction)
-            .await
-            .db()?;
-        }
+    let concluded: Vec<(i64, &InvestigationResult, Option<i64>, Timestamp)> = kept
+        .iter()
+        .filter_map(|request| match &request.end.finish {
+            Finish::Completed {
+                result,
+                ignored_for,
+            } => Some((
+                request.job.investigation_id,
+                &**result,
+                *ignored_for,
+                request.end.at,
+            )),
+            Finish::Stopped { .. } => None,
+        })
+        .collect();
+    if concluded.is_empty() {
+        return Ok(());
     }
+    let (width, document_column, search_vector) = match dialect {
+        Dialect::Sqlite => (7, "", ""),
+        Dialect::Postgres => (
+            8,
+            ", document",
+            ", search_vector = to_tsvector('simple', concluded.document)",
+        ),
+    };
+    let mut sql = SqlBuilder::many(
+        dialect,
+        &format!(
+            "WITH concluded (id, outcome, priority, priority_rank, result, ignored_for, at\
+             {document_column}) AS ("
+        ),
+    );
+    sql.value_rows(dialect, width, concluded.len(), |sql, index| {
+        let (investigation_id, result, ignored_for, at) = concluded[index];
+        sql.bind(investigation_id)?.push(", ");
+        sql.bind(result.outcome.as_str().to_string())?.push(", ");
+        sql.bind(result.priority.as_str().to_string())?.push(", ");
+        sql.bind(priority_rank(Some(result.priority)))?.push(", ");
+        sql.bind(rows::to_json(result)?)?.push(", ");
+        sql.bind(ignored_for)?.push(", ");
+        sql.bind(micros(at))?;
+        if dialect == Dialect::Postgres {
+            let document = search_documents.get(&investigation_id).cloned();
+            sql.push(", ").bind(document.unwrap_or_default())?;
+        }
+        Ok(())
+    })?;
+    sql.push(&format!(
+        ") UPDATE investigations SET status = 'success', outcome = concluded.outcome, \
+         priority = concluded.priority, priority_rank = concluded.priority_rank, \
+         result = concluded.result, ignored_for = concluded.ignored_for, \
+         generated_time = concluded.at, updated_at = concluded.at, error_msg = NULL, \
+         feedback_created_at = concluded.at, feedback_updated_at = concluded.at\
+         {search_vector} FROM concluded WHERE investigations.id = concluded.id"
+    ));
+    sql.build().execute(&mut *transaction).await.db()?;
+    Ok(())
+}
+
+/// The stopped investigations (error, with why), in one UPDATE from a table of values.
+async fn store_stops(
+    transaction: &mut AnyConnection,
+    dialect: Dialect,
+    kept: &[&FinishRequest],
+) -> StoreResult<()> {
+    let stopped: Vec<(i64, Option<Canceled>, &String, Timestamp)> = kept
+        .iter()
+        .filter_map(|request| match &request.end.finish {
+            Finish::Stopped {
+                canceled,
+                error_msg,
+            } => Some((
+                request.job.investigation_id,
+                *canceled,
+                error_msg,
+                request.end.at,
+            )),
+            Finish::Completed { .. } => None,
+        })
+        .collect();
+    if stopped.is_empty() {
+        return Ok(());
+    }
+    let mut sql = SqlBuilder::many(dialect, "WITH stopped (id, canceled, error_msg, at) AS (");
+    sql.value_rows(dialect, 4, stopped.len(), |sql, index| {
+        let (investigation_id, canceled, error_msg, at) = stopped[index];
+        sql.bind(investigation_id)?.push(", ");
+        sql.bind(canceled.map(|canceled| canceled.as_str().to_string()))?
+            .push(", ");
+        sql.bind(error_msg.clone())?.push(", ");
+        sql.bind(micros(at))?;
+        Ok(())
+    })?;
+    sql.push(
+        ") UPDATE investigations SET status = 'error', canceled = stopped.canceled, \
+         error_msg = stopped.error_msg, updated_at = stopped.at \
+         FROM stopped WHERE investigations.id = stopped.id",
+    );
+    sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }
 

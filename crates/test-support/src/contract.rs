@@ -36,6 +36,7 @@ macro_rules! store_contract_tests {
             released_jobs_go_back_to_the_queue,
             canceling_stops_queued_work_and_refuses_finished_work,
             stopped_jobs_record_why,
+            concurrent_finishes_each_store_their_own_outcome,
             listing_defaults_to_success_newest_first,
             listing_filters_by_every_parameter,
             listing_sorts_totally_and_pages_without_gaps,
@@ -848,7 +849,98 @@ pub async fn stopped_jobs_record_why(store: Arc<dyn Store>) {
     );
 }
 
-/// Creates and concludes an investigation; returns its id.
+/// Jobs finished at the same time share one write (group commit) and there one UPDATE
+/// per kind of end: each investigation must still get its own outcome, priority, time,
+/// result and stop reason, whatever the batch holds.
+pub async fn concurrent_finishes_each_store_their_own_outcome(store: Arc<dyn Store>) {
+    let mut created = Vec::new();
+    for index in 0..7 {
+        let alert = simple_alert(&format!("batched finish {index}"), index);
+        created.push(
+            store
+                .create_investigation(alert, false)
+                .await
+                .unwrap()
+                .investigation_id(),
+        );
+    }
+    let jobs = store.claim_jobs("w", 7, lease(), time(8)).await.unwrap();
+    assert_eq!(jobs.len(), 7);
+    let outcomes = [
+        (Outcome::BreachedConfirmed, Priority::Urgent),
+        (Outcome::FalseAlert, Priority::Informational),
+        (Outcome::BreachedSuspicious, Priority::Notable),
+        (Outcome::Incomplete, Priority::Urgent),
+        (Outcome::Ignored, Priority::Notable),
+    ];
+    let finishes: Vec<Finish> = jobs
+        .iter()
+        .enumerate()
+        .map(|(index, job)| match outcomes.get(index) {
+            Some(&(outcome, priority)) => Finish::Completed {
+                result: Box::new(fixtures::result(
+                    outcome,
+                    priority,
+                    &format!("conclusion verdict{index}"),
+                )),
+                // The last concluded one names the first as the one it repeats.
+                ignored_for: (index == 4).then_some(jobs[0].investigation_id),
+            },
+            None => Finish::Stopped {
+                canceled: (index == 5).then_some(Canceled::Threshold),
+                error_msg: format!("stopped {}", job.investigation_id),
+            },
+        })
+        .collect();
+    let finished = futures_util::future::join_all(
+        jobs.iter()
+            .zip(&finishes)
+            .enumerate()
+            .map(|(index, (job, finish))| store.finish_job(job, finish, time(20 + index as i64))),
+    )
+    .await;
+    assert!(finished.into_iter().all(|stored| stored.unwrap()));
+    for (index, (job, finish)) in jobs.iter().zip(&finishes).enumerate() {
+        let record = store.get_investigation(job.investigation_id).await.unwrap();
+        let at = time(20 + index as i64);
+        assert_eq!(record.updated_at, at, "investigation {index}");
+        match finish {
+            Finish::Completed {
+                result,
+                ignored_for,
+            } => {
+                assert_eq!(record.status, InvestigationStatus::Success);
+                assert_eq!(record.outcome, Some(result.outcome));
+                assert_eq!(record.priority, Some(result.priority));
+                assert_eq!(record.result.as_ref(), Some(&**result));
+                assert_eq!(record.generated_time, Some(at));
+                assert_eq!(record.ignored_for, *ignored_for);
+                assert_eq!(record.error_msg, None);
+            }
+            Finish::Stopped {
+                canceled,
+                error_msg,
+            } => {
+                assert_eq!(record.status, InvestigationStatus::Error);
+                assert_eq!(record.canceled, *canceled);
+                assert_eq!(record.error_msg.as_ref(), Some(error_msg));
+                assert_eq!(record.outcome, None);
+            }
+        }
+    }
+    // Search finds each concluded one by the words of its own conclusion.
+    for (index, job) in jobs.iter().take(outcomes.len()).enumerate() {
+        let search = InvestigationQuery {
+            search: Some(format!("verdict{index}")),
+            ..query()
+        };
+        assert_eq!(ids(&store, &search).await, [job.investigation_id]);
+    }
+    let mut claimed: Vec<i64> = jobs.iter().map(|job| job.investigation_id).collect();
+    claimed.sort_unstable();
+    assert_eq!(claimed, created);
+}
+
 /// Creates and concludes an investigation tagged `tag_<outcome>`; returns its id.
 async fn concluded(
     store: &Arc<dyn Store>,
