@@ -310,13 +310,14 @@ async fn insert_tags(
     }
     let mut sql = SqlBuilder::many(
         dialect,
-        "INSERT INTO investigation_tags (name, investigation_id) VALUES ",
+        "INSERT INTO investigation_tags (name, investigation_id)",
     );
-    for (position, (investigation_id, name)) in tags.iter().enumerate() {
-        sql.push(if position == 0 { "(" } else { ", (" });
-        sql.bind((*name).clone())?.push(", ");
-        sql.bind(*investigation_id)?.push(")");
-    }
+    sql.value_rows(dialect, 2, tags.len(), |sql, index| {
+        let (investigation_id, name) = tags[index];
+        sql.bind(name.clone())?.push(", ");
+        sql.bind(investigation_id)?;
+        Ok(())
+    })?;
     sql.push(" ON CONFLICT DO NOTHING");
     sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
@@ -336,13 +337,15 @@ async fn replace_search_rows(
     }
     let mut sql = SqlBuilder::many(
         dialect,
-        "INSERT OR REPLACE INTO investigation_search (rowid, body) VALUES ",
+        "INSERT OR REPLACE INTO investigation_search (rowid, body)",
     );
-    for (position, (investigation_id, document)) in documents.iter().enumerate() {
-        sql.push(if position == 0 { "(" } else { ", (" });
+    let documents: Vec<(&i64, &String)> = documents.iter().collect();
+    sql.value_rows(dialect, 2, documents.len(), |sql, index| {
+        let (investigation_id, document) = documents[index];
         sql.bind(*investigation_id)?.push(", ");
-        sql.bind(document.clone())?.push(")");
-    }
+        sql.bind(document.clone())?;
+        Ok(())
+    })?;
     sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }
