@@ -132,8 +132,11 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
             )
             .await?;
             println!(
-                "revoked key {} ({}) of {}",
-                key.id, key.prefix, key.user_email
+                "revoked key {} ({}) of {}; servers already running refuse it within {} s",
+                key.id,
+                key.prefix,
+                key.user_email,
+                sleuth_store::KEY_CACHE_TTL.as_secs()
             );
             let user = store.get_user(key.user_id).await?;
             let key_firing = firing::api_key_firing(&key, &user);

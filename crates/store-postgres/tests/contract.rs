@@ -21,7 +21,7 @@ fn url_of(database: &TestDatabase) -> String {
 sleuth_test_support::store_contract_tests!(open());
 sleuth_test_support::response_action_contract_tests!(open());
 sleuth_test_support::memory_audit_contract_tests!(open(), url_of);
-sleuth_test_support::list_count_contract_tests!(open(), url_of);
+sleuth_test_support::sql_change_contract_tests!(open(), url_of);
 sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
 

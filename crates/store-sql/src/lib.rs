@@ -17,6 +17,7 @@ mod finish_batch;
 mod group_commit;
 mod history;
 mod investigations;
+mod key_cache;
 mod list;
 pub mod migrate;
 mod queue;
@@ -111,6 +112,8 @@ pub struct SqlStore {
     audit: GroupCommit<audit::AuditWriter>,
     /// The one task of this process that records system events.
     system_events: GroupCommit<system_events::SystemEventWriter>,
+    /// Recently authenticated keys (see `key_cache` for how stale an answer may be).
+    keys: Arc<key_cache::KeyCache>,
     /// PostgreSQL: the task folding the list's count deltas (see `list::fold_counts`),
     /// stopped when the last clone of the store is dropped.
     _count_folding: Option<Arc<AbortOnDrop>>,
@@ -183,6 +186,7 @@ impl SqlStore {
             job_wakeups,
             audit,
             system_events,
+            keys: Arc::default(),
             _count_folding: count_folding,
         }
     }
@@ -267,7 +271,10 @@ impl Store for SqlStore {
     }
 
     async fn update_user(&self, user_id: i64, changes: &UserChanges) -> StoreResult<User> {
-        users::update_user(&self.pool, self.dialect, user_id, changes).await
+        let updated = users::update_user(&self.pool, self.dialect, user_id, changes).await;
+        // A role or active flag changed: keys of that user answer anew from now on.
+        self.keys.invalidate();
+        updated
     }
 
     async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<ApiKey> {
@@ -279,14 +286,27 @@ impl Store for SqlStore {
     }
 
     async fn revoke_api_key(&self, api_key_id: i64, at: Timestamp) -> StoreResult<ApiKey> {
-        users::revoke_api_key(&self.pool, api_key_id, at).await
+        let revoked = users::revoke_api_key(&self.pool, api_key_id, at).await;
+        self.keys.invalidate();
+        revoked
     }
 
     async fn authenticate(&self, hash: &KeyHash) -> StoreResult<Option<Principal>> {
-        users::authenticate(&self.pool, hash).await
+        let began = match self.keys.get(hash, std::time::Instant::now()) {
+            Ok(cached) => return Ok(Some(cached)),
+            Err(began) => began,
+        };
+        let found = users::authenticate(&self.pool, hash).await?;
+        if let Some(principal) = &found {
+            self.keys
+                .keep(hash, principal, began, std::time::Instant::now());
+        }
+        Ok(found)
     }
 
     async fn record_key_use(&self, api_key_id: i64, at: Timestamp) -> StoreResult<()> {
+        // Noted first, so that the requests arriving while this writes do not write too.
+        self.keys.note_use(api_key_id, at);
         users::record_key_use(&self.pool, api_key_id, at).await
     }
 

@@ -33,6 +33,10 @@ pub use system_events::*;
 /// backend's first migration creates it.
 pub const DEFAULT_TENANT_UNION_ID: i64 = 1;
 
+/// The longest a key revoked, or a user changed, by another process may still authenticate
+/// in this one (see [`Store::authenticate`]).
+pub const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Which database a store speaks to; shown on `/readyz` and in logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -97,7 +101,10 @@ pub trait Store:
     async fn list_api_keys(&self) -> StoreResult<Vec<ApiKey>>;
     /// Revoking twice is harmless: the first revocation time stays.
     async fn revoke_api_key(&self, api_key_id: i64, at: Timestamp) -> StoreResult<ApiKey>;
-    /// The active user behind an unrevoked key with this hash, if any.
+    /// The active user behind an unrevoked key with this hash, if any. The answer may come
+    /// from a cache: a change to keys or users made through this store shows at once, one
+    /// made by another process (the `sleuth apikey` CLI beside a running server) within
+    /// [`KEY_CACHE_TTL`].
     async fn authenticate(&self, hash: &KeyHash) -> StoreResult<Option<Principal>>;
     async fn record_key_use(&self, api_key_id: i64, at: Timestamp) -> StoreResult<()>;
 

@@ -61,13 +61,15 @@ macro_rules! store_contract_tests {
     };
 }
 
-/// Generates the list-count cases that also change the database by SQL, as
-/// `memory_audit_contract_tests!` does (`$url_of` gives the database's URL from the guard).
+/// Generates the cases that also change the database by SQL behind the store's back, as
+/// another process or an operator would, like `memory_audit_contract_tests!` does
+/// (`$url_of` gives the database's URL from the guard).
 #[macro_export]
-macro_rules! list_count_contract_tests {
+macro_rules! sql_change_contract_tests {
     ($open:expr, $url_of:expr) => {
-        $crate::list_count_contract_tests!(@cases $open, $url_of;
+        $crate::sql_change_contract_tests!(@cases $open, $url_of;
             tag_counts_follow_every_change_made_by_sql,
+            a_key_revoked_elsewhere_stops_working_within_the_cache_ttl,
         );
     };
     (@cases $open:expr, $url_of:expr; $($case:ident),+ $(,)?) => {
@@ -211,6 +213,65 @@ pub async fn api_keys_authenticate_until_revoked(store: Arc<dyn Store>) {
         store.revoke_api_key(9999, time(0)).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+/// A key revoked, or a user deactivated, by another process (here: SQL on the database)
+/// may still authenticate from this store's cache, but for no longer than
+/// [`KEY_CACHE_TTL`].
+pub async fn a_key_revoked_elsewhere_stops_working_within_the_cache_ttl(
+    store: Arc<dyn Store>,
+    raw: crate::contract_memory_audit::RawDatabase,
+) {
+    let user = store
+        .create_user(&fixtures::new_user("kim@example.com", Role::Member))
+        .await
+        .unwrap();
+    let revoked = store
+        .create_api_key(&fixtures::new_key(user.id, "revoked-elsewhere"))
+        .await
+        .unwrap();
+    store
+        .create_api_key(&fixtures::new_key(user.id, "user-deactivated-elsewhere"))
+        .await
+        .unwrap();
+    for secret in ["revoked-elsewhere", "user-deactivated-elsewhere"] {
+        let found = store.authenticate(&KeyHash::of(secret)).await.unwrap();
+        assert!(found.is_some(), "{secret} works before the change");
+    }
+    raw.execute(&format!(
+        "UPDATE api_keys SET revoked_at = 1 WHERE id = {}",
+        revoked.id
+    ))
+    .await
+    .expect("revoke by SQL");
+    stops_authenticating_within_the_ttl(&store, "revoked-elsewhere").await;
+    raw.execute(&format!(
+        "UPDATE users SET is_active = 0 WHERE id = {}",
+        user.id
+    ))
+    .await
+    .expect("deactivate by SQL");
+    stops_authenticating_within_the_ttl(&store, "user-deactivated-elsewhere").await;
+}
+
+/// Waits for `secret` to stop authenticating; fails if that takes longer than the cache's
+/// time to live (with half a second for a slow machine).
+async fn stops_authenticating_within_the_ttl(store: &Arc<dyn Store>, secret: &str) {
+    let changed = std::time::Instant::now();
+    let deadline = KEY_CACHE_TTL + std::time::Duration::from_millis(500);
+    while store
+        .authenticate(&KeyHash::of(secret))
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(
+            changed.elapsed() < deadline,
+            "{secret} still authenticates {:?} after the change",
+            changed.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 pub async fn the_first_admin_is_bootstrapped_once(store: Arc<dyn Store>) {
