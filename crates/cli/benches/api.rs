@@ -377,15 +377,19 @@ async fn fill(bench: &Bench, backend: &str, rows: u64) {
             identity = concat(&["'bench-'", "CAST(i AS TEXT)"]),
         ),
         format!(
-            "{numbers} INSERT INTO investigations (id, alert_id, status, outcome, priority, priority_rank, result, created_at, updated_at, generated_time, start_time, \
+            "{numbers} INSERT INTO investigations (id, alert_id, status, outcome, priority, priority_rank, created_at, updated_at, generated_time, start_time, \
              alert_create_time, alert_start_time, alert_type, alert_title, direct_source_label, tenant_union_id, tenant_id, feedback_created_at, feedback_updated_at) \
              SELECT i + 1000000000, i + 1000000000, CASE WHEN i % 50 = 0 THEN 'error' ELSE 'success' END, 'COMPLETED_FALSE_ALERT', \
-             CASE i % 3 WHEN 0 THEN 'urgent' WHEN 1 THEN 'notable' ELSE 'informational' END, 3 - (i % 3), '{result}', \
+             CASE i % 3 WHEN 0 THEN 'urgent' WHEN 1 THEN 'notable' ELSE 'informational' END, 3 - (i % 3), \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000, {base_micros} + i * 1000000 + 5000, {base_micros} + i * 1000000, \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000 - 60000000, 'type-' || CAST(i % 40 AS TEXT), \
              'Suspicious activity ' || CAST(i AS TEXT), {source}, 1, \
              'tenant-' || CAST(i % 20 AS TEXT), \
              {base_micros} + i * 1000000, {base_micros} + i * 1000000 FROM n"
+        ),
+        format!(
+            "{numbers} INSERT INTO investigation_results (investigation_id, result) \
+             SELECT i + 1000000000, '{result}' FROM n"
         ),
         // One investigation in seven carries an insight tag, for the tag filter; ten carry a
         // rare one as well.

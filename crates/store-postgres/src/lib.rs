@@ -60,6 +60,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "alert_title",
         sql: include_str!("../migrations/0009_alert_title.sql"),
     },
+    Migration {
+        version: 10,
+        name: "investigation_results",
+        sql: include_str!("../migrations/0010_investigation_results.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -112,3 +112,32 @@ async fn folding_the_count_deltas_changes_no_count() {
         "one row per tag and combination once folded"
     );
 }
+
+/// Upgrading a database that already holds data (see `sleuth_test_support::upgrade`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_stored_inside_investigations_move_out_with_migration_10() {
+    use sleuth_store_sql::migrate::{self, Migration};
+    use sleuth_test_support::upgrade;
+    let Some(database) = postgres::fresh_database().await else {
+        return;
+    };
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(database.url())
+        .await
+        .expect("connect");
+    let before: Vec<Migration> = sleuth_store_postgres::MIGRATIONS
+        .iter()
+        .filter(|migration| migration.version < 10)
+        .copied()
+        .collect();
+    migrate::apply(&pool, sleuth_store_sql::Dialect::Postgres, &before, None)
+        .await
+        .expect("migrate to version 9");
+    let (concluded, queued) = upgrade::store_investigations_before_migration_10(&pool).await;
+    pool.close().await;
+
+    let store = sleuth_store_postgres::open(database.url(), &Default::default())
+        .await
+        .expect("open and migrate");
+    upgrade::results_read_the_same_after_the_upgrade(&store, concluded, queued).await;
+}

@@ -112,8 +112,8 @@ async fn reindex(
     investigation_id: i64,
 ) -> StoreResult<()> {
     let row = sqlx::query(
-        "SELECT a.parsed, i.result FROM investigations i JOIN alerts a ON a.id = i.alert_id \
-         WHERE i.id = $1",
+        "SELECT a.parsed, r.result FROM investigations i JOIN alerts a ON a.id = i.alert_id \
+         LEFT JOIN investigation_results r ON r.investigation_id = i.id WHERE i.id = $1",
     )
     .bind(investigation_id)
     .fetch_one(&mut *connection)

@@ -4,7 +4,8 @@
 //! 1. release the leases still held, in one DELETE … RETURNING: a job whose lease was lost
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
 //! 2. the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their search
-//!    vectors) and one for the stopped ones, each from a table of values;
+//!    vectors) and one for the stopped ones, each from a table of values, and the results
+//!    of the concluded ones in one INSERT;
 //! 3. the strategy counters, summed over the batch; the insight tags, in one INSERT;
 //! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT;
 //! 5. the system events of the stored ones, in one INSERT.
@@ -206,9 +207,9 @@ async fn store_results(
         return Ok(());
     }
     let (width, document_column, search_vector) = match dialect {
-        Dialect::Sqlite => (7, "", ""),
+        Dialect::Sqlite => (6, "", ""),
         Dialect::Postgres => (
-            8,
+            7,
             ", document",
             ", search_vector = to_tsvector('simple', concluded.document)",
         ),
@@ -216,7 +217,7 @@ async fn store_results(
     let mut sql = SqlBuilder::many(
         dialect,
         &format!(
-            "WITH concluded (id, outcome, priority, priority_rank, result, ignored_for, at\
+            "WITH concluded (id, outcome, priority, priority_rank, ignored_for, at\
              {document_column}) AS ("
         ),
     );
@@ -226,7 +227,6 @@ async fn store_results(
         sql.bind(result.outcome.as_str().to_string())?.push(", ");
         sql.bind(result.priority.as_str().to_string())?.push(", ");
         sql.bind(priority_rank(Some(result.priority)))?.push(", ");
-        sql.bind(rows::to_json(result)?)?.push(", ");
         sql.bind(ignored_for)?.push(", ");
         sql.bind(micros(at))?;
         if dialect == Dialect::Postgres {
@@ -238,11 +238,26 @@ async fn store_results(
     sql.push(&format!(
         ") UPDATE investigations SET status = 'success', outcome = concluded.outcome, \
          priority = concluded.priority, priority_rank = concluded.priority_rank, \
-         result = concluded.result, ignored_for = concluded.ignored_for, \
+         ignored_for = concluded.ignored_for, \
          generated_time = concluded.at, updated_at = concluded.at, error_msg = NULL, \
          feedback_created_at = concluded.at, feedback_updated_at = concluded.at\
          {search_vector} FROM concluded WHERE investigations.id = concluded.id"
     ));
+    sql.build().execute(&mut *transaction).await.db()?;
+
+    // The results themselves live apart from the rows every list and history reads
+    // (migration 0010).
+    let mut sql = SqlBuilder::many(
+        dialect,
+        "INSERT INTO investigation_results (investigation_id, result)",
+    );
+    sql.value_rows(dialect, 2, concluded.len(), |sql, index| {
+        let (investigation_id, result, _, _) = concluded[index];
+        sql.bind(investigation_id)?.push(", ");
+        sql.bind(rows::to_json(result)?)?;
+        Ok(())
+    })?;
+    sql.push(" ON CONFLICT (investigation_id) DO UPDATE SET result = excluded.result");
     sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }

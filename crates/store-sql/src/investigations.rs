@@ -15,7 +15,7 @@ use crate::tenants::read_tenant_union;
 
 /// Every column a whole investigation needs, for `WHERE i.id IN (...)` to follow.
 const SELECT_INVESTIGATIONS: &str = concat!(
-    "SELECT i.id, i.status, i.canceled, i.error_msg, i.result, i.ignored_for, i.is_retried, \
+    "SELECT i.id, i.status, i.canceled, i.error_msg, r.result, i.ignored_for, i.is_retried, \
      i.start_time, i.generated_time, i.created_at, i.updated_at, i.outcome, i.priority, \
      i.feedback_status, i.feedback_outcome, i.feedback_priority, i.feedback_outcome_note, \
      i.feedback_remediations_done, i.feedback_updated_by, i.feedback_created_at, \
@@ -30,6 +30,7 @@ const SELECT_INVESTIGATIONS: &str = concat!(
     " FROM investigations i JOIN alerts a ON a.id = i.alert_id \
      JOIN tenant_unions t ON t.id = a.tenant_union_id \
      LEFT JOIN users u ON u.id = t.last_modified_by \
+     LEFT JOIN investigation_results r ON r.investigation_id = i.id \
      WHERE i.id IN "
 );
 

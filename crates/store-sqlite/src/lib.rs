@@ -57,6 +57,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "alert_title",
         sql: include_str!("../migrations/0009_alert_title.sql"),
     },
+    Migration {
+        version: 10,
+        name: "investigation_results",
+        sql: include_str!("../migrations/0010_investigation_results.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

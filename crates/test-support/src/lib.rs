@@ -10,3 +10,4 @@ pub mod contract_response_actions;
 pub mod contract_strategies;
 pub mod fixtures;
 pub mod postgres;
+pub mod upgrade;

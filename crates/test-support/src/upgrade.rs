@@ -1,0 +1,73 @@
+//! Upgrading a database that already holds data, for both backends' upgrade tests: rows
+//! written the way an earlier schema held them read the same after the later migrations.
+
+use sleuth_domain::{Outcome, Priority};
+use sleuth_store::Store;
+use sqlx::AnyPool;
+
+use crate::fixtures;
+
+/// The conclusion stored by [`store_investigations_before_migration_10`].
+const CONCLUSION: &str = "Benign: a scheduled backup job, stored before migration 10.";
+
+/// On a database migrated up to version 9 (the result inside the investigations row),
+/// stores one alert with a concluded investigation and a queued one. Returns their ids.
+pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i64) {
+    let alert = fixtures::simple_alert("Backup job on FS-1", 5);
+    let parsed = serde_json::to_string(&alert.parsed).expect("parsed alert as JSON");
+    let result = fixtures::result(Outcome::FalseAlert, Priority::Informational, CONCLUSION);
+    let result = serde_json::to_string(&result).expect("result as JSON");
+    let at = 1_780_000_000_000_000_i64;
+    sqlx::query(
+        "INSERT INTO alerts (id, identity, tenant_union_id, parsed, raw_alert_content, \
+         direct_source_label, created_at, updated_at) VALUES (1, 'upgrade-1', 1, $1, '{}', $2, $3, $3)",
+    )
+    .bind(parsed)
+    .bind(alert.parsed.direct_source_label.clone())
+    .bind(at)
+    .execute(pool)
+    .await
+    .expect("alert at version 9");
+    for (id, status, result) in [(1_i64, "success", Some(result)), (2, "not_asked", None)] {
+        let concluded = result.is_some();
+        sqlx::query(
+            "INSERT INTO investigations (id, alert_id, status, outcome, priority, result, \
+             generated_time, created_at, updated_at, alert_create_time, alert_type, \
+             direct_source_label, tenant_union_id, feedback_created_at, feedback_updated_at, \
+             alert_title) VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9, 1, $7, $7, $10)",
+        )
+        .bind(id)
+        .bind(status)
+        .bind(concluded.then_some(Outcome::FalseAlert.as_str()))
+        .bind(concluded.then_some(Priority::Informational.as_str()))
+        .bind(result)
+        .bind(concluded.then_some(at + 1_000_000))
+        .bind(at)
+        .bind(alert.parsed.alert_type.clone())
+        .bind(alert.parsed.direct_source_label.clone())
+        .bind(alert.parsed.title.clone())
+        .execute(pool)
+        .await
+        .expect("investigation at version 9");
+    }
+    (1, 2)
+}
+
+/// After the upgrade, the concluded investigation reads with its result and the queued
+/// one without.
+pub async fn results_read_the_same_after_the_upgrade(
+    store: &dyn Store,
+    concluded: i64,
+    queued: i64,
+) {
+    let record = store.get_investigation(concluded).await.expect("concluded");
+    let result = record.result.expect("the result stored before the upgrade");
+    assert_eq!(result.conclusion, CONCLUSION);
+    assert_eq!(result.outcome, Outcome::FalseAlert);
+    assert_eq!(record.outcome, Some(Outcome::FalseAlert));
+    let record = store.get_investigation(queued).await.expect("queued");
+    assert!(
+        record.result.is_none(),
+        "a queued investigation has no result"
+    );
+}
