@@ -4,8 +4,8 @@
 //! 1. release the leases still held, in one DELETE … RETURNING: a job whose lease was lost
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
 //! 2. the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their search
-//!    vectors) and one for the stopped ones, each from a table of values, and the results
-//!    of the concluded ones in one INSERT;
+//!    vectors and results) and one for the stopped ones, each from a table of values, and
+//!    (SQLite) the results of the concluded ones in one INSERT;
 //! 3. the strategy counters, summed over the batch; the insight tags, in one INSERT;
 //! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT;
 //! 5. the system events of the stored ones, in one INSERT.
@@ -206,11 +206,17 @@ async fn store_results(
     if concluded.is_empty() {
         return Ok(());
     }
-    let (width, document_column, search_vector) = match dialect {
-        Dialect::Sqlite => (6, "", ""),
+    // The results themselves live apart from the rows every list and history reads
+    // (migration 0010). PostgreSQL stores them from the same table of values, in the same
+    // statement (a data-modifying WITH); SQLite has none, and takes one INSERT more.
+    let (width, extra_columns, store_results, search_vector) = match dialect {
+        Dialect::Sqlite => (6, "", "", ""),
         Dialect::Postgres => (
-            7,
-            ", document",
+            8,
+            ", result, document",
+            ", stored_results AS (INSERT INTO investigation_results (investigation_id, result) \
+             SELECT id, result FROM concluded ON CONFLICT (investigation_id) \
+             DO UPDATE SET result = excluded.result)",
             ", search_vector = to_tsvector('simple', concluded.document)",
         ),
     };
@@ -218,7 +224,7 @@ async fn store_results(
         dialect,
         &format!(
             "WITH concluded (id, outcome, priority, priority_rank, ignored_for, at\
-             {document_column}) AS ("
+             {extra_columns}) AS ("
         ),
     );
     sql.value_rows(dialect, width, concluded.len(), |sql, index| {
@@ -230,23 +236,25 @@ async fn store_results(
         sql.bind(ignored_for)?.push(", ");
         sql.bind(micros(at))?;
         if dialect == Dialect::Postgres {
+            sql.push(", ").bind(rows::to_json(result)?)?;
             let document = search_documents.get(&investigation_id).cloned();
             sql.push(", ").bind(document.unwrap_or_default())?;
         }
         Ok(())
     })?;
     sql.push(&format!(
-        ") UPDATE investigations SET status = 'success', outcome = concluded.outcome, \
-         priority = concluded.priority, priority_rank = concluded.priority_rank, \
-         ignored_for = concluded.ignored_for, \
+        "){store_results} UPDATE investigations SET status = 'success', \
+         outcome = concluded.outcome, priority = concluded.priority, \
+         priority_rank = concluded.priority_rank, ignored_for = concluded.ignored_for, \
          generated_time = concluded.at, updated_at = concluded.at, error_msg = NULL, \
          feedback_created_at = concluded.at, feedback_updated_at = concluded.at\
          {search_vector} FROM concluded WHERE investigations.id = concluded.id"
     ));
     sql.build().execute(&mut *transaction).await.db()?;
+    if dialect == Dialect::Postgres {
+        return Ok(());
+    }
 
-    // The results themselves live apart from the rows every list and history reads
-    // (migration 0010).
     let mut sql = SqlBuilder::many(
         dialect,
         "INSERT INTO investigation_results (investigation_id, result)",
