@@ -543,7 +543,7 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?insight_tag_names=credential_access&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
             ),
             (
-                "filter two insight tags (counts rows)",
+                "filter two insight tags, a common and a rare one",
                 "/app/api/v1/investigation?insight_tag_names=credential_access&insight_tag_names=rare_tag",
             ),
             (

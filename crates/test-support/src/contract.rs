@@ -1712,8 +1712,40 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
         .create_investigation(alert_from("EDR", "queued", 7), false)
         .await
         .unwrap();
+    // Two tags that only this one carries: a union must count it once.
+    concluded_with_tags(
+        &store,
+        alert_from("IdP", "exfiltration", 8),
+        Outcome::BreachedSuspicious,
+        Priority::Informational,
+        &["exfiltration", "persistence"],
+        8,
+    )
+    .await;
 
     let checks: Vec<(&[&str], InvestigationQuery, u64)> = vec![
+        (&["exfiltration", "persistence"], query(), 1),
+        (
+            &["persistence", "credential_theft", "exfiltration"],
+            query(),
+            3,
+        ),
+        (
+            &["lateral_movement", "persistence", "credential_theft"],
+            InvestigationQuery {
+                priorities: vec![Some(Priority::Urgent)],
+                ..query()
+            },
+            2,
+        ),
+        (
+            &["persistence", "nobody_has_it"],
+            InvestigationQuery {
+                direct_source_labels: vec!["IdP".into()],
+                ..query()
+            },
+            1,
+        ),
         (&["credential_theft"], query(), 2),
         (&["lateral_movement"], query(), 2),
         (&["credential_theft", "lateral_movement"], query(), 3),
