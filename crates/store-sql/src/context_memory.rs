@@ -376,7 +376,10 @@ pub(crate) async fn memory_for_alert(
          FROM context_memory_entities e JOIN context_memory_items m ON m.id = e.item_id \
          WHERE e.match_key IN ",
     );
-    builder.bind_list(entities_by_key.keys().cloned())?;
+    // Padded, so that the statement stays prepared (its text then depends only on the
+    // padded count of keys): it runs once per investigation.
+    let keys: Vec<String> = entities_by_key.keys().cloned().collect();
+    builder.bind_padded_list(&keys)?;
     builder.push(" AND (m.tenant_union_id IS NULL OR m.tenant_union_id = ");
     builder.bind(query.tenant_union_id)?;
     builder.push(") AND (m.tenant_id IS NULL");

@@ -22,7 +22,7 @@ use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert, Timestamp};
 use sleuth_store::{Finish, NewSystemEvent, StoreError, StoreResult};
 use sqlx::AnyConnection;
 
-use crate::builder::SqlBuilder;
+use crate::builder::{SqlBuilder, padded_length};
 use crate::queue::{FinishRequest, priority_rank};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, search};
@@ -91,8 +91,14 @@ async fn release_leases(
     dialect: Dialect,
     batch: &[FinishRequest],
 ) -> StoreResult<HashSet<(i64, String)>> {
+    // Padded to a power of two by repeating the last request (the same condition again),
+    // so that a few statement texts cover every batch size and each stays prepared.
     let mut sql = SqlBuilder::many(dialect, "DELETE FROM jobs WHERE ");
-    for (position, request) in batch.iter().enumerate() {
+    let last = batch
+        .last()
+        .ok_or_else(|| StoreError::internal("an empty batch of finished jobs"))?;
+    let padding = std::iter::repeat_n(last, padded_length(batch.len()) - batch.len());
+    for (position, request) in batch.iter().chain(padding).enumerate() {
         sql.push(if position == 0 { "(" } else { " OR (" });
         sql.push("investigation_id = ")
             .bind(request.job.investigation_id)?;
@@ -101,7 +107,12 @@ async fn release_leases(
         sql.push(")");
     }
     sql.push(" RETURNING investigation_id, lease_token");
-    let released = sql.build().fetch_all(&mut *transaction).await.db()?;
+    let released = sql
+        .build()
+        .persistent(true)
+        .fetch_all(&mut *transaction)
+        .await
+        .db()?;
     released
         .iter()
         .map(|row| {
@@ -147,7 +158,7 @@ async fn search_texts(
         dialect,
         "SELECT investigation_id, text FROM investigation_notes WHERE investigation_id IN ",
     );
-    sql.bind_list(ids())?;
+    sql.bind_padded_list(&ids().collect::<Vec<i64>>())?;
     sql.push(" ORDER BY id");
     let mut notes_by_id: HashMap<i64, String> = HashMap::new();
     for row in sql.build().fetch_all(&mut *transaction).await.db()? {

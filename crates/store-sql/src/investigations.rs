@@ -53,6 +53,24 @@ pub async fn fetch_by_ids(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
+    let mut records = fetch_without_runs(connection, ids).await?;
+    let mut runs = crate::response_actions::remediation_runs(connection, ids).await?;
+    for record in &mut records {
+        record.remediation_action_runs = runs.remove(&record.id).unwrap_or_default();
+    }
+    Ok(records)
+}
+
+/// As `fetch_by_ids`, with `remediation_action_runs` left empty: for a worker loading its
+/// job, whose runs (started by the triggers of a stored result) cannot exist yet, and
+/// whose every statement is a round trip to the database thread.
+pub async fn fetch_without_runs(
+    connection: &mut AnyConnection,
+    ids: &[i64],
+) -> StoreResult<Vec<InvestigationRecord>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let found = crate::builder::by_id_list(SELECT_INVESTIGATIONS, ids, "")?
         .fetch_all(&mut *connection)
         .await
@@ -61,10 +79,6 @@ pub async fn fetch_by_ids(
     for row in &found {
         let record = read_investigation(row)?;
         by_id.insert(record.id, record);
-    }
-    let mut runs = crate::response_actions::remediation_runs(connection, ids).await?;
-    for (investigation_id, record) in &mut by_id {
-        record.remediation_action_runs = runs.remove(investigation_id).unwrap_or_default();
     }
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
 }

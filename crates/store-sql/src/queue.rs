@@ -71,11 +71,11 @@ async fn claim_in(
         );
         sql.bind(micros(now))?.push("), updated_at = ");
         sql.bind(micros(now))?.push(" WHERE id IN ");
-        sql.bind_list(
-            claimed
-                .iter()
-                .map(|(investigation_id, _)| *investigation_id),
-        )?;
+        let ids: Vec<i64> = claimed
+            .iter()
+            .map(|(investigation_id, _)| *investigation_id)
+            .collect();
+        sql.bind_padded_list(&ids)?;
         sql.build().execute(&mut *transaction).await.db()?;
         let retried: Vec<i64> = claimed
             .iter()
@@ -106,10 +106,11 @@ pub async fn load_job(
     windows: GuardWindows,
 ) -> StoreResult<JobInput> {
     let mut connection = pool.acquire().await.db()?;
-    let investigation = investigations::fetch_by_ids(&mut connection, &[job.investigation_id])
-        .await?
-        .pop()
-        .ok_or_else(|| StoreError::not_found("investigation", job.investigation_id))?;
+    let investigation =
+        investigations::fetch_without_runs(&mut connection, &[job.investigation_id])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::not_found("investigation", job.investigation_id))?;
     let alert = &investigation.alert;
     let tenant_union_id = alert.tenant_union.id;
     let received = micros(alert.created_at);
