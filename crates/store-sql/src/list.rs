@@ -54,25 +54,19 @@ async fn count_by_state(
     dialect: Dialect,
     query: &InvestigationQuery,
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
-    let found = match count_from(query) {
-        CountFrom::Combinations => {
-            let mut count = SqlBuilder::new(SUM_COUNTS_BY_STATE);
-            push_states(&mut count, query)?;
-            push_grouped(&mut count, dialect, query, Access::Any)?;
-            count.push(" GROUP BY i.status");
-            count.build().fetch_all(&mut *connection).await.db()?
-        }
-        CountFrom::Tags(names) => return count_tag_union(connection, dialect, query, &names).await,
-        CountFrom::Rows => {
-            let mut count = SqlBuilder::new(
-                "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
-            );
-            push_states(&mut count, query)?;
-            push_other_filters(&mut count, dialect, query, Access::Any)?;
-            count.push(" GROUP BY i.status");
-            count.build().fetch_all(&mut *connection).await.db()?
-        }
-    };
+    let from = count_from(query);
+    let mut count = SqlBuilder::new(match &from {
+        CountFrom::Tags(names) => return count_tag_union(connection, dialect, query, names).await,
+        CountFrom::Combinations => SUM_COUNTS_BY_STATE,
+        CountFrom::Rows => "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
+    });
+    push_states(&mut count, query)?;
+    push_grouped(&mut count, dialect, query, Access::Any)?;
+    if from == CountFrom::Rows {
+        push_row_filters(&mut count, dialect, query, Access::Any)?;
+    }
+    count.push(" GROUP BY i.status");
+    let found = count.build().fetch_all(&mut *connection).await.db()?;
     let mut counts = Vec::with_capacity(found.len());
     for row in &found {
         add_count(&mut counts, row)?;
