@@ -539,8 +539,16 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?insight_tag_names=rare_tag&sort_type=priority",
             ),
             (
-                "filter insight tag + time range (counts rows)",
+                "filter insight tag + time range",
                 "/app/api/v1/investigation?insight_tag_names=credential_access&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
+            ),
+            (
+                "filter insight tag + time range, sort priority",
+                "/app/api/v1/investigation?insight_tag_names=credential_access&alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=priority",
+            ),
+            (
+                "filter rare insight tag + time range",
+                "/app/api/v1/investigation?insight_tag_names=rare_tag&alert_create_from=2026-01-01&alert_create_until=2026-01-08",
             ),
             (
                 "filter two insight tags, a common and a rare one",

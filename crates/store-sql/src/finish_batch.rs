@@ -342,9 +342,13 @@ async fn insert_tags(
     if tags.is_empty() {
         return Ok(());
     }
+    // Each tag carries copies of its investigation's state and alert time (migration
+    // 0011), read here from the row the outcome was just stored in. SQLite's trigger would
+    // otherwise write every tag a second time to add them; PostgreSQL's sets them anyway.
     let mut sql = SqlBuilder::many(
         dialect,
-        "INSERT INTO investigation_tags (name, investigation_id)",
+        "INSERT INTO investigation_tags (name, investigation_id, status, alert_create_time) \
+         SELECT tag.column1, tag.column2, i.status, i.alert_create_time FROM (",
     );
     sql.value_rows(dialect, 2, tags.len(), |sql, index| {
         let (investigation_id, name) = tags[index];
@@ -352,7 +356,10 @@ async fn insert_tags(
         sql.bind(investigation_id)?;
         Ok(())
     })?;
-    sql.push(" ON CONFLICT DO NOTHING");
+    // The WHERE keeps SQLite from reading ON CONFLICT as part of the join.
+    sql.push(
+        ") AS tag JOIN investigations i ON i.id = tag.column2 WHERE true ON CONFLICT DO NOTHING",
+    );
     sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }

@@ -31,7 +31,7 @@ pub async fn list_investigations(
             items: Vec::new(),
         });
     }
-    let branches = page_branches(&mut connection, query, &matches, page_end).await?;
+    let branches = page_branches(&mut connection, dialect, query, &matches, page_end).await?;
     let page = page_query(dialect, query, &branches, page_end)?;
     let ids: Vec<i64> = page.build_scalar().fetch_all(&mut *connection).await.db()?;
     let items = investigations::fetch_by_ids(&mut connection, &ids).await?;
@@ -60,7 +60,7 @@ async fn count_by_state(
         CountFrom::Combinations => SUM_COUNTS_BY_STATE,
         CountFrom::Rows => "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
     });
-    push_states(&mut count, query)?;
+    push_states(&mut count, "i.status", query)?;
     push_grouped(&mut count, dialect, query, Access::Any)?;
     if from == CountFrom::Rows {
         push_row_filters(&mut count, dialect, query, Access::Any)?;
@@ -93,24 +93,35 @@ fn add_count(counts: &mut Vec<(InvestigationStatus, u64)>, row: &AnyRow) -> Stor
 /// and only the other tags' rows are read, each counted once and only when it does not
 /// carry the largest tag. The cost follows the smaller tags: a common tag with a rare one
 /// reads the rare one's few rows, where counting the union's rows read 140,000 (300 ms).
+/// Under an alert-creation range the kept counts cannot answer, so each tag's size is
+/// counted from its rows inside the range instead (`push_tag_rows`).
 async fn count_tag_union(
     connection: &mut AnyConnection,
     dialect: Dialect,
     query: &InvestigationQuery,
     names: &[&str],
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
-    let mut kept = SqlBuilder::new(
-        "SELECT i.name AS name, i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
-         FROM investigation_tag_counts i WHERE i.name IN ",
-    );
-    kept.bind_list(names.iter().map(|name| name.to_string()))?;
-    kept.push(" AND ");
-    push_states(&mut kept, query)?;
-    push_grouped(&mut kept, dialect, query, Access::Any)?;
-    kept.push(" GROUP BY i.name, i.status");
-    let kept = kept.build().fetch_all(&mut *connection).await.db()?;
+    let sizes = if query.alert_create.is_open() {
+        let mut kept = SqlBuilder::new(
+            "SELECT i.name AS name, i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
+             FROM investigation_tag_counts i WHERE i.name IN ",
+        );
+        kept.bind_list(names.iter().map(|name| name.to_string()))?;
+        kept.push(" AND ");
+        push_states(&mut kept, "i.status", query)?;
+        push_grouped(&mut kept, dialect, query, Access::Any)?;
+        kept.push(" GROUP BY i.name, i.status");
+        kept
+    } else {
+        let mut in_range =
+            SqlBuilder::new("SELECT t.name AS name, t.status AS status, COUNT(*) AS n ");
+        push_tag_rows(&mut in_range, dialect, query, names)?;
+        in_range.push(" GROUP BY t.name, t.status");
+        in_range
+    };
+    let sizes = sizes.build().fetch_all(&mut *connection).await.db()?;
     let mut size_by_name: BTreeMap<String, u64> = BTreeMap::new();
-    for row in &kept {
+    for row in &sizes {
         let size = u64::try_from(rows::int(row, "n")?).unwrap_or(0);
         *size_by_name.entry(rows::text(row, "name")?).or_default() += size;
     }
@@ -124,39 +135,68 @@ async fn count_tag_union(
         return Ok(Vec::new());
     };
     let mut counts = Vec::new();
-    for row in kept
+    for row in sizes
         .iter()
         .filter(|row| rows::text(row, "name").is_ok_and(|name| name == largest))
     {
         add_count(&mut counts, row)?;
     }
-    let others: Vec<String> = names
+    let others: Vec<&str> = names
         .iter()
-        .filter(|name| **name != largest && size_by_name.get(**name).is_some_and(|size| *size > 0))
-        .map(|name| name.to_string())
+        .copied()
+        .filter(|name| *name != largest && size_by_name.get(*name).is_some_and(|size| *size > 0))
         .collect();
     if others.is_empty() {
         return Ok(counts);
     }
-    let mut rest = SqlBuilder::new(
-        "SELECT i.status AS status, COUNT(DISTINCT t.investigation_id) AS n \
-         FROM investigation_tags t JOIN investigations i ON i.id = t.investigation_id \
-         WHERE t.name IN ",
-    );
-    rest.bind_list(others)?;
+    let mut rest =
+        SqlBuilder::new("SELECT t.status AS status, COUNT(DISTINCT t.investigation_id) AS n ");
+    push_tag_rows(&mut rest, dialect, query, &others)?;
     rest.push(
         " AND NOT EXISTS (SELECT 1 FROM investigation_tags largest \
          WHERE largest.investigation_id = t.investigation_id AND largest.name = ",
     );
     rest.bind(largest.to_string())?;
-    rest.push(") AND ");
-    push_states(&mut rest, query)?;
-    push_grouped(&mut rest, dialect, query, Access::Any)?;
-    rest.push(" GROUP BY i.status");
+    rest.push(") GROUP BY t.status");
     for row in &rest.build().fetch_all(&mut *connection).await.db()? {
         add_count(&mut counts, row)?;
     }
     Ok(counts)
+}
+
+/// ` FROM ... WHERE ...` over the tag rows (alias `t`) of `names` that match the query, all
+/// but search (which `count_from` leaves to the rows). A tag row carries copies of its
+/// investigation's state and alert creation time (migration 0011), so the index
+/// `(name, status, alert_create_time)` finds these rows by itself; the investigations are
+/// joined only for the other filters.
+fn push_tag_rows(
+    builder: &mut SqlBuilder,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    names: &[&str],
+) -> StoreResult<()> {
+    let others = [
+        query.alert_start,
+        query.investigation_complete,
+        query.feedback_updated,
+    ];
+    let joined = has_grouped_filters(query) || others.iter().any(|range| !range.is_open());
+    builder.push("FROM investigation_tags t");
+    if joined {
+        builder.push(" JOIN investigations i ON i.id = t.investigation_id");
+    }
+    builder.push(" WHERE t.name IN ");
+    builder.bind_list(names.iter().map(|name| name.to_string()))?;
+    builder.push(" AND ");
+    push_states(builder, "t.status", query)?;
+    push_range(builder, "t.alert_create_time", query.alert_create)?;
+    if joined {
+        push_grouped(builder, dialect, query, Access::Any)?;
+        push_range(builder, "i.alert_start_time", query.alert_start)?;
+        push_range(builder, "i.generated_time", query.investigation_complete)?;
+        push_range(builder, "i.feedback_updated_at", query.feedback_updated)?;
+    }
+    Ok(())
 }
 
 /// Where the exact count of a list comes from.
@@ -164,25 +204,31 @@ async fn count_tag_union(
 enum CountFrom<'a> {
     /// `investigation_counts` (migration 0007): every filter is on one of its columns.
     Combinations,
-    /// `investigation_tag_counts` (migration 0008) for the largest of these tag names
-    /// (distinct), the rows of the others (`count_tag_union`): every filter but the tags is
-    /// on one of its columns.
+    /// The tags of these names (distinct), `count_tag_union`: the largest from
+    /// `investigation_tag_counts` (migration 0008), or from its rows inside an
+    /// alert-creation range (migration 0011); the rows of the others. No search, and no
+    /// time range unless the alert-creation one is among them.
     Tags(Vec<&'a str>),
-    /// The investigations themselves: time ranges and search need their rows.
+    /// The investigations themselves: other time ranges and search need their rows.
     Rows,
 }
 
 fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
-    if has_time_ranges(query) || has_search(query) {
+    if has_search(query) {
         return CountFrom::Rows;
     }
-    if query.insight_tag_names.is_empty() {
-        return CountFrom::Combinations;
+    if !query.insight_tag_names.is_empty()
+        && (!has_time_ranges(query) || !query.alert_create.is_open())
+    {
+        let mut names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        return CountFrom::Tags(names);
     }
-    let mut names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
-    names.sort_unstable();
-    names.dedup();
-    CountFrom::Tags(names)
+    if has_time_ranges(query) {
+        return CountFrom::Rows;
+    }
+    CountFrom::Combinations
 }
 
 /// Sums `investigation_counts` (alias `i`, like the investigations it counts) per state;
@@ -240,14 +286,18 @@ struct Branch {
 /// reading the matches first reads `matches`; whichever is fewer wins. The counts are
 /// exact, so this beats both planners' guesses. Time ranges keep the planner's choice:
 /// matches cluster in time, so they are not spread evenly along any time order, and a
-/// range is best read through its own index.
+/// range is best read through its own index. Except insight tags inside an alert-creation
+/// range (the tag rows find those matches by themselves): the alert-creation order walks
+/// from the range's end when the tags are common, and every other case reads the matches.
 async fn page_branches(
     connection: &mut AnyConnection,
+    dialect: Dialect,
     query: &InvestigationQuery,
     matches: &[(InvestigationStatus, u64)],
     page_end: u64,
 ) -> StoreResult<Vec<Branch>> {
-    if has_time_ranges(query) || !has_filters_beyond_states(query) {
+    let tags_in_range = tags_in_alert_create_range(query);
+    if (has_time_ranges(query) && !tags_in_range) || !has_filters_beyond_states(query) {
         return Ok(matches
             .iter()
             .map(|(state, _)| Branch {
@@ -257,24 +307,38 @@ async fn page_branches(
             .collect());
     }
     let mut in_states = SqlBuilder::new(SUM_COUNTS_BY_STATE);
-    push_states(&mut in_states, query)?;
+    push_states(&mut in_states, "i.status", query)?;
     in_states.push(" GROUP BY i.status");
-    let found = in_states.build().fetch_all(&mut *connection).await.db()?;
-    let mut sizes = Vec::with_capacity(found.len());
-    for row in &found {
-        let state = rows::parsed(row, "status", InvestigationStatus::parse)?;
-        sizes.push((state, u128::try_from(rows::int(row, "n")?).unwrap_or(0)));
-    }
+    let sizes = sizes_by_state(connection, in_states).await?;
+    let tagged = if tags_in_range {
+        tagged_by_state(connection, dialect, query).await?
+    } else {
+        Vec::new()
+    };
+    let size_in = |sizes: &[(InvestigationStatus, u128)], state: &InvestigationStatus| {
+        sizes
+            .iter()
+            .find(|(sized, _)| sized == state)
+            .map_or(0, |(_, size)| *size)
+    };
     Ok(matches
         .iter()
         .map(|(state, matching)| {
-            let in_state = sizes
-                .iter()
-                .find(|(sized, _)| sized == state)
-                .map_or(0, |(_, size)| *size);
+            let in_state = size_in(&sizes, state);
             let matching = u128::from(*matching);
+            let access = if tags_in_range {
+                // Only the alert-creation order seeks into the range. Walking it reads
+                // about page_end * in_range / matching rows; with the tags spread evenly
+                // in time, in_range / matching is about in_state / tagged.
+                if query.sort == SortKey::AlertCreate
+                    && u128::from(page_end) * in_state < matching * size_in(&tagged, state)
+                {
+                    Access::SortOrder
+                } else {
+                    Access::Matches
+                }
             // page_end * in_state / matching < matching, without dividing.
-            let access = if u128::from(page_end) * in_state < matching * matching {
+            } else if u128::from(page_end) * in_state < matching * matching {
                 Access::SortOrder
             } else {
                 Access::Matches
@@ -287,9 +351,57 @@ async fn page_branches(
         .collect())
 }
 
+/// Insight tags with an alert-creation range as the only time range, and no search: the
+/// tag rows' copies (migration 0011) find the matches without the investigations.
+fn tags_in_alert_create_range(query: &InvestigationQuery) -> bool {
+    !query.insight_tag_names.is_empty()
+        && !query.alert_create.is_open()
+        && query.alert_start.is_open()
+        && query.investigation_complete.is_open()
+        && query.feedback_updated.is_open()
+        && !has_search(query)
+}
+
+/// How many investigations in each state carry any of the query's tags, over all time
+/// (an investigation with two of them counts twice: an estimate for `page_branches`).
+async fn tagged_by_state(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+) -> StoreResult<Vec<(InvestigationStatus, u128)>> {
+    let mut tagged = SqlBuilder::new(
+        "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
+         FROM investigation_tag_counts i WHERE i.name IN ",
+    );
+    tagged.bind_list(query.insight_tag_names.iter().cloned())?;
+    tagged.push(" AND ");
+    push_states(&mut tagged, "i.status", query)?;
+    push_grouped(&mut tagged, dialect, query, Access::Any)?;
+    tagged.push(" GROUP BY i.status");
+    sizes_by_state(connection, tagged).await
+}
+
+/// The (status, n) rows of `statement`, one per state.
+async fn sizes_by_state(
+    connection: &mut AnyConnection,
+    statement: SqlBuilder,
+) -> StoreResult<Vec<(InvestigationStatus, u128)>> {
+    let found = statement.build().fetch_all(&mut *connection).await.db()?;
+    let mut sizes = Vec::with_capacity(found.len());
+    for row in &found {
+        let state = rows::parsed(row, "status", InvestigationStatus::parse)?;
+        sizes.push((state, u128::try_from(rows::int(row, "n")?).unwrap_or(0)));
+    }
+    Ok(sizes)
+}
+
 fn has_filters_beyond_states(query: &InvestigationQuery) -> bool {
-    has_row_filters(query)
-        || !query.alert_tenants.is_empty()
+    has_row_filters(query) || has_grouped_filters(query)
+}
+
+/// Filters on the columns of `investigation_counts` but the state (`push_grouped`).
+fn has_grouped_filters(query: &InvestigationQuery) -> bool {
+    !query.alert_tenants.is_empty()
         || !query.alert_types.is_empty()
         || !query.direct_source_labels.is_empty()
         || !query.priorities.is_empty()
@@ -383,9 +495,14 @@ fn push_other_filters(
     push_row_filters(builder, dialect, query, access)
 }
 
-/// `i.status IN (...)`: always usable by an index, since every sort index starts with it.
-fn push_states(builder: &mut SqlBuilder, query: &InvestigationQuery) -> StoreResult<()> {
-    builder.push("i.status IN ");
+/// `column IN (...)` for the listed states (`column` is `i.status` but for tag rows):
+/// always usable by an index, since every sort index starts with it.
+fn push_states(
+    builder: &mut SqlBuilder,
+    column: &str,
+    query: &InvestigationQuery,
+) -> StoreResult<()> {
+    builder.push(&format!("{column} IN "));
     builder.bind_list(
         states(query)
             .into_iter()
@@ -523,10 +640,15 @@ fn push_row_filters(
             builder.bind_list(query.insight_tag_names.iter().cloned())?;
             builder.push(" LIMIT 1)");
         } else {
+            // The tag rows' copies of the state and alert time (migration 0011) narrow
+            // the tagged investigations down in the index before any is looked up.
             builder.push(
                 " AND i.id IN (SELECT investigation_id FROM investigation_tags WHERE name IN ",
             );
             builder.bind_list(query.insight_tag_names.iter().cloned())?;
+            builder.push(" AND ");
+            push_states(builder, "status", query)?;
+            push_range(builder, "alert_create_time", query.alert_create)?;
             builder.push(")");
         }
     }

@@ -62,6 +62,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "investigation_results",
         sql: include_str!("../migrations/0010_investigation_results.sql"),
     },
+    Migration {
+        version: 11,
+        name: "tag_times",
+        sql: include_str!("../migrations/0011_tag_times.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -1612,25 +1612,40 @@ async fn tag_totals(
     store: &Arc<dyn Store>,
     tags: &[&str],
     filters: InvestigationQuery,
-) -> (u64, u64) {
-    let by_counts = InvestigationQuery {
+) -> (u64, u64, u64) {
+    let listed = InvestigationQuery {
         insight_tag_names: tags.iter().map(|tag| (*tag).to_string()).collect(),
         ..filters
     };
-    let by_rows = InvestigationQuery {
-        alert_create: TimeRange {
-            from: Some(time(-100_000)),
-            until: Some(time(100_000)),
-        },
-        ..by_counts.clone()
+    let every_time = TimeRange {
+        from: Some(time(-100_000)),
+        until: Some(time(100_000)),
     };
-    let page = store.list_investigations(&by_counts).await.unwrap();
-    assert_eq!(
-        u64::try_from(page.items.len()).unwrap(),
-        page.total,
-        "the page holds every match of {tags:?}"
-    );
-    (page.total, total(store, &by_rows).await)
+    // The tag rows' copies of state and alert time (migration 0011) count these.
+    let by_tag_rows = InvestigationQuery {
+        alert_create: if listed.alert_create.is_open() {
+            every_time
+        } else {
+            listed.alert_create
+        },
+        ..listed.clone()
+    };
+    // Without an alert-creation range, another range makes the list count the rows.
+    let by_rows = InvestigationQuery {
+        alert_start: every_time,
+        ..listed.clone()
+    };
+    let mut totals = Vec::new();
+    for query in [&listed, &by_tag_rows, &by_rows] {
+        let page = store.list_investigations(query).await.unwrap();
+        assert_eq!(
+            u64::try_from(page.items.len()).unwrap(),
+            page.total,
+            "the page holds every match of {query:?}"
+        );
+        totals.push(page.total);
+    }
+    (totals[0], totals[1], totals[2])
 }
 
 /// One alert of `source`, titled `title`, at `minute`.
@@ -1676,7 +1691,7 @@ async fn conclude_tagged(store: &Arc<dyn Store>) -> [i64; 3] {
 
 pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
     use InvestigationStatus::{Error, Success};
-    conclude_tagged(&store).await;
+    let [both, theft, lateral] = conclude_tagged(&store).await;
     let untagged = alert_from("IdP", "untagged", 4);
     concluded_with_tags(
         &store,
@@ -1824,14 +1839,128 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
             },
             2,
         ),
+        // Inside an alert-creation range, counted from the tag rows (migration 0011).
+        (&["credential_theft"], created_in(2, 8, query()), 1),
+        (&["lateral_movement"], created_in(2, 8, query()), 1),
+        (
+            &["credential_theft", "lateral_movement"],
+            created_in(2, 8, query()),
+            2,
+        ),
+        (
+            &["exfiltration", "persistence"],
+            created_in(2, 8, query()),
+            1,
+        ),
+        (&["credential_theft"], created_in(1, 1, query()), 1),
+        (&["persistence"], created_in(1, 7, query()), 0),
+        (
+            &["lateral_movement"],
+            InvestigationQuery {
+                alert_create: TimeRange {
+                    from: None,
+                    until: Some(time(2)),
+                },
+                ..query()
+            },
+            1,
+        ),
+        (
+            &["lateral_movement"],
+            created_in(
+                2,
+                8,
+                InvestigationQuery {
+                    priorities: vec![Some(Priority::Urgent)],
+                    ..query()
+                },
+            ),
+            1,
+        ),
+        (
+            &["credential_theft"],
+            created_in(
+                2,
+                8,
+                InvestigationQuery {
+                    priorities: vec![Some(Priority::Urgent)],
+                    ..query()
+                },
+            ),
+            0,
+        ),
+        (
+            &["credential_theft", "lateral_movement", "persistence"],
+            created_in(
+                1,
+                8,
+                InvestigationQuery {
+                    direct_source_labels: vec!["IdP".into()],
+                    ..query()
+                },
+            ),
+            2,
+        ),
+        (
+            &["credential_theft"],
+            created_in(
+                1,
+                8,
+                InvestigationQuery {
+                    states: InvestigationStatus::ALL.to_vec(),
+                    ..query()
+                },
+            ),
+            2,
+        ),
     ];
     for (tags, filters, want) in checks {
         let label = format!("{tags:?} with {filters:?}");
         assert_eq!(
             tag_totals(&store, tags, filters).await,
-            (want, want),
+            (want, want, want),
             "{label}"
         );
+    }
+
+    // One by one, a tagged page inside a range walks the alert-creation order from the
+    // range's end; any other order reads the matches first. Both see each match once.
+    for (sort, direction, want) in [
+        (
+            SortKey::AlertCreate,
+            SortDirection::Descending,
+            [lateral, theft, both],
+        ),
+        (
+            SortKey::InvestigationCreate,
+            SortDirection::Ascending,
+            [both, theft, lateral],
+        ),
+    ] {
+        let mut seen = Vec::new();
+        for offset in 0..4 {
+            let page = InvestigationQuery {
+                insight_tag_names: vec!["credential_theft".into(), "lateral_movement".into()],
+                sort,
+                direction,
+                limit: 1,
+                offset,
+                ..created_in(1, 8, query())
+            };
+            seen.extend(ids(&store, &page).await);
+        }
+        assert_eq!(seen, want, "{sort:?} {direction:?}");
+    }
+}
+
+/// `filters` narrowed to the alerts created from minute `first` to minute `last`.
+fn created_in(first: i64, last: i64, filters: InvestigationQuery) -> InvestigationQuery {
+    InvestigationQuery {
+        alert_create: TimeRange {
+            from: Some(time(first)),
+            until: Some(time(last)),
+        },
+        ..filters
     }
 }
 
@@ -1854,7 +1983,7 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
             let label = format!("{tags:?} with {filters:?}");
             assert_eq!(
                 tag_totals(&store, tags, filters).await,
-                (want, want),
+                (want, want, want),
                 "{label}"
             );
         }
@@ -1917,6 +2046,26 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
     .await;
     check(&["added"], query(), 1).await;
     check(&["added", "renamed"], query(), 1).await;
+    check(&["added", "renamed"], created_in(3, 3, query()), 1).await;
+
+    // The tag rows' copies of the alert time follow the investigation (migration 0011).
+    run(format!(
+        "UPDATE investigations SET alert_create_time = {} WHERE id = {lateral}",
+        time(60).timestamp_micros()
+    ))
+    .await;
+    check(&["added", "renamed"], created_in(1, 8, query()), 0).await;
+    check(&["added", "renamed"], created_in(50, 70, query()), 1).await;
+    check(&["credential_theft"], created_in(50, 70, errors_too()), 0).await;
+    check(&["credential_theft"], created_in(1, 8, errors_too()), 2).await;
+}
+
+/// Every state.
+fn errors_too() -> InvestigationQuery {
+    InvestigationQuery {
+        states: InvestigationStatus::ALL.to_vec(),
+        ..query()
+    }
 }
 
 pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {

@@ -11,13 +11,14 @@ use crate::fixtures;
 const CONCLUSION: &str = "Benign: a scheduled backup job, stored before migration 10.";
 
 /// On a database migrated up to version 9 (the result inside the investigations row),
-/// stores one alert with a concluded investigation and a queued one. Returns their ids.
+/// stores one alert with a concluded, tagged investigation and a queued one. Returns their
+/// ids.
 pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i64) {
     let alert = fixtures::simple_alert("Backup job on FS-1", 5);
     let parsed = serde_json::to_string(&alert.parsed).expect("parsed alert as JSON");
     let result = fixtures::result(Outcome::FalseAlert, Priority::Informational, CONCLUSION);
     let result = serde_json::to_string(&result).expect("result as JSON");
-    let at = 1_780_000_000_000_000_i64;
+    let at = CREATED_AT_MICROS;
     sqlx::query(
         "INSERT INTO alerts (id, identity, tenant_union_id, parsed, raw_alert_content, \
          direct_source_label, created_at, updated_at) VALUES (1, 'upgrade-1', 1, $1, '{}', $2, $3, $3)",
@@ -50,8 +51,19 @@ pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i
         .await
         .expect("investigation at version 9");
     }
+    sqlx::query("INSERT INTO investigation_tags (name, investigation_id) VALUES ($1, 1)")
+        .bind(TAG)
+        .execute(pool)
+        .await
+        .expect("insight tag at version 9");
     (1, 2)
 }
+
+/// The insight tag of the concluded investigation, stored before migration 11 gave tag
+/// rows their copies of the state and alert time.
+const TAG: &str = "scheduled_task";
+/// When the alerts stored before the upgrade were created, in microseconds.
+const CREATED_AT_MICROS: i64 = 1_780_000_000_000_000;
 
 /// After the upgrade, the concluded investigation reads with its result and the queued
 /// one without.
@@ -70,4 +82,20 @@ pub async fn results_read_the_same_after_the_upgrade(
         record.result.is_none(),
         "a queued investigation has no result"
     );
+    // Its tag is found inside an alert-creation range (migration 11 copied the time).
+    let created = chrono::DateTime::from_timestamp_micros(CREATED_AT_MICROS).expect("time");
+    for (from, want) in [(created, 1), (created + chrono::Duration::seconds(1), 0)] {
+        let query = sleuth_store::InvestigationQuery {
+            insight_tag_names: vec![TAG.into()],
+            alert_create: sleuth_store::TimeRange {
+                from: Some(from),
+                until: Some(created + chrono::Duration::days(1)),
+            },
+            limit: 10,
+            ..Default::default()
+        };
+        let page = store.list_investigations(&query).await.expect("list");
+        assert_eq!(page.total, want, "tagged from {from}");
+        assert_eq!(page.items.len(), usize::try_from(want).unwrap());
+    }
 }
