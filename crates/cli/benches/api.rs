@@ -515,6 +515,14 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?stopped_reasons=ERROR&alert_create_from=2026-01-05&alert_create_until=2026-01-06",
             ),
             (
+                "time range, sort priority",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=priority",
+            ),
+            (
+                "time range, sort inv_create",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=inv_create",
+            ),
+            (
                 "filter tenant_id, sort inv_update",
                 "/app/api/v1/investigation?tenant_id=tenant-3&sort_type=inv_update",
             ),

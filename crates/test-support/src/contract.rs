@@ -1363,66 +1363,94 @@ pub async fn listing_sorts_totally_and_pages_without_gaps(store: Arc<dyn Store>)
             .await,
         );
     }
-    for sort in [
-        SortKey::AlertCreate,
-        SortKey::AlertStart,
-        SortKey::InvestigationCreate,
-        SortKey::InvestigationComplete,
-        SortKey::InvestigationUpdate,
-        SortKey::Priority,
-    ] {
-        for direction in [SortDirection::Ascending, SortDirection::Descending] {
-            let full = ids(
-                &store,
-                &InvestigationQuery {
-                    sort,
-                    direction,
-                    limit: 1000,
-                    ..query()
-                },
-            )
-            .await;
-            assert_eq!(full.len(), 25);
-            let mut walked = Vec::new();
-            let mut offset = 0;
-            loop {
-                let page_query = InvestigationQuery {
-                    sort,
-                    direction,
-                    limit: 4,
-                    offset,
-                    ..query()
-                };
-                let page = store.list_investigations(&page_query).await.unwrap();
-                assert_eq!(page.total, 25);
-                if page.items.is_empty() {
-                    break;
-                }
-                walked.extend(page.items.iter().map(|item| item.id));
-                offset += 4;
-            }
-            assert_eq!(
-                walked, full,
-                "paging {sort:?} {direction:?} sees each item once, in order"
-            );
-            let mut reversed = ids(
-                &store,
-                &InvestigationQuery {
-                    sort,
-                    direction: match direction {
-                        SortDirection::Ascending => SortDirection::Descending,
-                        SortDirection::Descending => SortDirection::Ascending,
+    // Minutes 1 to 4 hold the alerts 4 to 19. A priority-sorted page inside an
+    // alert-creation range is read one priority rank at a time.
+    let in_range: Vec<i64> = created[4..20].to_vec();
+    let range = TimeRange {
+        from: Some(time(1)),
+        until: Some(time(4)),
+    };
+    for alert_create in [TimeRange::default(), range] {
+        for sort in [
+            SortKey::AlertCreate,
+            SortKey::AlertStart,
+            SortKey::InvestigationCreate,
+            SortKey::InvestigationComplete,
+            SortKey::InvestigationUpdate,
+            SortKey::Priority,
+        ] {
+            for direction in [SortDirection::Ascending, SortDirection::Descending] {
+                let everything = ids(
+                    &store,
+                    &InvestigationQuery {
+                        sort,
+                        direction,
+                        limit: 1000,
+                        ..query()
                     },
-                    limit: 1000,
-                    ..query()
-                },
-            )
-            .await;
-            reversed.reverse();
-            assert_eq!(
-                reversed, full,
-                "{sort:?}: the opposite direction is the exact reverse"
-            );
+                )
+                .await;
+                assert_eq!(everything.len(), 25);
+                let full = ids(
+                    &store,
+                    &InvestigationQuery {
+                        sort,
+                        direction,
+                        limit: 1000,
+                        alert_create,
+                        ..query()
+                    },
+                )
+                .await;
+                let expected: Vec<i64> = everything
+                    .iter()
+                    .copied()
+                    .filter(|id| alert_create.is_open() || in_range.contains(id))
+                    .collect();
+                assert_eq!(full, expected, "{sort:?} {direction:?} in {alert_create:?}");
+                let mut walked = Vec::new();
+                let mut offset = 0;
+                loop {
+                    let page_query = InvestigationQuery {
+                        sort,
+                        direction,
+                        limit: 4,
+                        offset,
+                        alert_create,
+                        ..query()
+                    };
+                    let page = store.list_investigations(&page_query).await.unwrap();
+                    assert_eq!(page.total, expected.len() as u64);
+                    if page.items.is_empty() {
+                        break;
+                    }
+                    walked.extend(page.items.iter().map(|item| item.id));
+                    offset += 4;
+                }
+                assert_eq!(
+                    walked, full,
+                    "paging {sort:?} {direction:?} sees each item once, in order"
+                );
+                let mut reversed = ids(
+                    &store,
+                    &InvestigationQuery {
+                        sort,
+                        direction: match direction {
+                            SortDirection::Ascending => SortDirection::Descending,
+                            SortDirection::Descending => SortDirection::Ascending,
+                        },
+                        limit: 1000,
+                        alert_create,
+                        ..query()
+                    },
+                )
+                .await;
+                reversed.reverse();
+                assert_eq!(
+                    reversed, full,
+                    "{sort:?}: the opposite direction is the exact reverse"
+                );
+            }
         }
     }
     let by_priority = store
@@ -1935,6 +1963,11 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
             SortKey::InvestigationCreate,
             SortDirection::Ascending,
             [both, theft, lateral],
+        ),
+        (
+            SortKey::Priority,
+            SortDirection::Descending,
+            [lateral, both, theft],
         ),
     ] {
         let mut seen = Vec::new();
