@@ -70,6 +70,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_times",
         sql: include_str!("../migrations/0011_tag_times.sql"),
     },
+    Migration {
+        version: 12,
+        name: "day_counts",
+        sql: include_str!("../migrations/0012_day_counts.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

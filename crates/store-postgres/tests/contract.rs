@@ -28,12 +28,25 @@ sleuth_test_support::strategy_contract_tests!(open());
 /// Counts per state as the list reports them (from `investigation_counts`), then per state
 /// of the investigations tagged `tagged` (from `investigation_tag_counts`).
 async fn state_totals(store: &dyn Store) -> Vec<u64> {
+    // A range of whole days: counted from `investigation_day_counts` (migration 0012).
+    let whole_days = sleuth_store::TimeRange {
+        from: Some(sleuth_test_support::fixtures::time(-10_000)),
+        until: Some(sleuth_test_support::fixtures::time(10_000)),
+    };
     let mut totals = Vec::new();
-    for tags in [vec![], vec!["tagged".to_string()]] {
+    for (tags, alert_create) in [
+        (vec![], sleuth_store::TimeRange::default()),
+        (
+            vec!["tagged".to_string()],
+            sleuth_store::TimeRange::default(),
+        ),
+        (vec![], whole_days),
+    ] {
         for state in sleuth_domain::InvestigationStatus::ALL {
             let query = sleuth_store::InvestigationQuery {
                 states: vec![*state],
                 insight_tag_names: tags.clone(),
+                alert_create,
                 ..Default::default()
             };
             let page = store.list_investigations(&query).await.expect("list");
@@ -44,8 +57,8 @@ async fn state_totals(store: &dyn Store) -> Vec<u64> {
 }
 
 /// PostgreSQL's list counts are deltas that the store folds in the background (migrations
-/// 0007 and 0008): folding, even by two processes at once, changes no count and leaves one
-/// row per combination of counted columns (and tag name).
+/// 0007, 0008 and 0012): folding, even by two processes at once, changes no count and
+/// leaves one row per combination of counted columns (and tag name, or day).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folding_the_count_deltas_changes_no_count() {
     use sleuth_domain::{Outcome, Priority};
@@ -85,7 +98,7 @@ async fn folding_the_count_deltas_changes_no_count() {
         assert!(store.finish_job(job, &finish, time(12)).await.unwrap());
     }
     let before = state_totals(&store).await;
-    assert_eq!(before, [0, 0, 5, 3, 0, 0, 5, 0], "{before:?}");
+    assert_eq!(before, [0, 0, 5, 3, 0, 0, 5, 0, 0, 0, 5, 3], "{before:?}");
     let (first, second) = tokio::join!(
         sleuth_store_sql::fold_counts(store.pool()),
         sleuth_store_sql::fold_counts(store.pool())
@@ -111,6 +124,13 @@ async fn folding_the_count_deltas_changes_no_count() {
         rows, combinations,
         "one row per tag and combination once folded"
     );
+    let (rows, combinations): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COUNT(DISTINCT (status, day)) FROM investigation_day_counts",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(rows, combinations, "one row per state and day once folded");
 }
 
 /// Upgrading a database that already holds data (see `sleuth_test_support::upgrade`).

@@ -59,23 +59,28 @@ async fn count_by_state(
     let from = count_from(query);
     // Rows of one state are counted without grouping, which would read each match's state
     // again: 11 ms instead of 19 for the 170,000 investigations of a two-day range.
+    let by_rows = matches!(from, CountFrom::Rows | CountFrom::Days);
     let one_state = match states(query)[..] {
-        [state] if from == CountFrom::Rows => Some(state),
+        [state] if by_rows => Some(state),
         _ => None,
     };
-    let mut count = SqlBuilder::new(match (&from, one_state) {
-        (CountFrom::Tags(names), _) => {
+    let mut count = SqlBuilder::new(match &from {
+        CountFrom::Tags(names) => {
             return count_tag_union(connection, dialect, query, names).await;
         }
-        (CountFrom::Combinations, _) => SUM_COUNTS_BY_STATE,
-        (CountFrom::Rows, Some(_)) => "SELECT COUNT(*) AS n FROM investigations i WHERE ",
-        (CountFrom::Rows, None) => {
-            "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE "
+        CountFrom::Days => {
+            if let Some(counts) = count_days(connection, query).await? {
+                return Ok(counts);
+            }
+            // No whole day in the range: its rows are counted below.
+            rows_count(one_state)
         }
+        CountFrom::Combinations => SUM_COUNTS_BY_STATE,
+        CountFrom::Rows => rows_count(one_state),
     });
     push_states(&mut count, "i.status", query)?;
     push_grouped(&mut count, dialect, query, Access::Any)?;
-    if from == CountFrom::Rows {
+    if by_rows {
         push_row_filters(&mut count, dialect, query, Access::Any)?;
     }
     if let Some(state) = one_state {
@@ -88,6 +93,82 @@ async fn count_by_state(
         add_count(&mut counts, row)?;
     }
     Ok(counts)
+}
+
+/// The start of a statement counting the matching investigations themselves: grouped by
+/// state, unless there is `one_state`.
+fn rows_count(one_state: Option<InvestigationStatus>) -> &'static str {
+    match one_state {
+        Some(_) => "SELECT COUNT(*) AS n FROM investigations i WHERE ",
+        None => "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
+    }
+}
+
+/// Microseconds in a UTC day: the unit of `investigation_day_counts.day`.
+const DAY_MICROS: i64 = 86_400_000_000;
+
+/// The exact count of a list filtered by states and an alert-creation range only
+/// (`CountFrom::Days`): the kept counts of the whole days inside the range, plus the
+/// investigations of the partial days at its ends, in one statement. `None` when the
+/// range holds no whole day, which is counted by its rows.
+async fn count_days(
+    connection: &mut AnyConnection,
+    query: &InvestigationQuery,
+) -> StoreResult<Option<Vec<(InvestigationStatus, u64)>>> {
+    let from = query.alert_create.from.map(rows::micros);
+    let until = query.alert_create.until.map(rows::micros);
+    // The whole days: each day d with from <= d * DAY and (d + 1) * DAY - 1 <= until.
+    let first_day =
+        from.map(|from| from.div_euclid(DAY_MICROS) + i64::from(from.rem_euclid(DAY_MICROS) != 0));
+    let last_day = until.map(|until| until.saturating_add(1).div_euclid(DAY_MICROS) - 1);
+    if let (Some(first), Some(last)) = (first_day, last_day)
+        && first > last
+    {
+        return Ok(None);
+    }
+    let mut count = SqlBuilder::new(
+        "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM (\
+         SELECT i.status AS status, i.n AS n FROM investigation_day_counts i WHERE ",
+    );
+    push_states(&mut count, "i.status", query)?;
+    if let Some(first) = first_day {
+        count.push(" AND i.day >= ");
+        count.bind(first)?;
+    }
+    if let Some(last) = last_day {
+        count.push(" AND i.day <= ");
+        count.bind(last)?;
+    }
+    // The partial days: from `from` to the first whole day, and after the last one.
+    let edges = [
+        from.zip(first_day)
+            .map(|(from, first)| (from, first * DAY_MICROS - 1)),
+        until
+            .zip(last_day)
+            .map(|(until, last)| ((last + 1) * DAY_MICROS, until)),
+    ];
+    for (start, end) in edges
+        .into_iter()
+        .flatten()
+        .filter(|(start, end)| start <= end)
+    {
+        count.push(
+            " UNION ALL SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
+        );
+        push_states(&mut count, "i.status", query)?;
+        count.push(" AND i.alert_create_time >= ");
+        count.bind(start)?;
+        count.push(" AND i.alert_create_time <= ");
+        count.bind(end)?;
+        count.push(" GROUP BY i.status");
+    }
+    count.push(") AS parts GROUP BY status");
+    let found = count.build().fetch_all(&mut *connection).await.db()?;
+    let mut counts = Vec::with_capacity(found.len());
+    for row in &found {
+        add_count(&mut counts, row)?;
+    }
+    Ok(Some(counts))
 }
 
 /// The counts by state of a `SELECT COUNT(*)` over one `state`'s matches.
@@ -251,6 +332,10 @@ enum CountFrom<'a> {
     /// alert-creation range (migration 0011); the rows of the others. No search, and no
     /// time range unless the alert-creation one is among them.
     Tags(Vec<&'a str>),
+    /// `investigation_day_counts` (migration 0012) for the whole days of the
+    /// alert-creation range, the rows of its partial days at either end (`count_days`):
+    /// the states and that range are the only filters.
+    Days,
     /// The investigations themselves: other time ranges and search need their rows.
     Rows,
 }
@@ -268,6 +353,12 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         return CountFrom::Tags(names);
     }
     if has_time_ranges(query) {
+        let only_alert_create = query.alert_start.is_open()
+            && query.investigation_complete.is_open()
+            && query.feedback_updated.is_open();
+        if only_alert_create && !has_grouped_filters(query) {
+            return CountFrom::Days;
+        }
         return CountFrom::Rows;
     }
     CountFrom::Combinations
@@ -874,11 +965,11 @@ pub fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// On PostgreSQL the triggers only ever insert deltas into `investigation_counts` and
-/// `investigation_tag_counts` (one per changed combination and statement, see migrations
-/// 0007 and 0008), so that concurrent writers never wait on a shared counter. This
-/// replaces the deltas of each combination by their sum, which keeps the sums a list reads
-/// short.
+/// On PostgreSQL the triggers only ever insert deltas into `investigation_counts`,
+/// `investigation_tag_counts` and `investigation_day_counts` (one per changed combination
+/// and statement, see migrations 0007, 0008 and 0012), so that concurrent writers never
+/// wait on a shared counter. This replaces the deltas of each combination by their sum,
+/// which keeps the sums a list reads short.
 pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
     fold_deltas(pool, "investigation_counts", count_columns!()).await?;
     fold_deltas(
@@ -886,7 +977,8 @@ pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
         "investigation_tag_counts",
         concat!("name, ", count_columns!()),
     )
-    .await
+    .await?;
+    fold_deltas(pool, "investigation_day_counts", "status, day").await
 }
 
 /// Folds one table of deltas (`columns` are its grouping columns, `n` the delta). It runs

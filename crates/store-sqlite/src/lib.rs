@@ -67,6 +67,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_times",
         sql: include_str!("../migrations/0011_tag_times.sql"),
     },
+    Migration {
+        version: 12,
+        name: "day_counts",
+        sql: include_str!("../migrations/0012_day_counts.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

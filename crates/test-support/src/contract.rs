@@ -42,6 +42,7 @@ macro_rules! store_contract_tests {
             listing_sorts_totally_and_pages_without_gaps,
             list_counts_stay_exact_through_every_change,
             insight_tag_counts_stay_exact,
+            day_counts_answer_alert_creation_ranges,
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
             guards_count_bursts_and_find_the_first_of_a_story,
@@ -1994,6 +1995,119 @@ fn created_in(first: i64, last: i64, filters: InvestigationQuery) -> Investigati
             until: Some(time(last)),
         },
         ..filters
+    }
+}
+
+/// A list filtered by states and an alert-creation range only sums the kept counts of the
+/// whole UTC days inside the range and counts the rows of the partial days at its ends
+/// (migration 0012): every combination of whole days, partial days, open ends, days before
+/// 1970 and states must match both a count of the rows and the truth.
+pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
+    use InvestigationStatus::{Error, Loading, NotAsked, Success};
+    // Minutes after 2026-03-01 12:00; UTC days start at minutes -720 (1 March), 720 and 2160.
+    let mut expected: Vec<(i64, InvestigationStatus)> = Vec::new();
+    for (index, minute) in [-800, -10, 0, 700, 720, 2000, 3000].into_iter().enumerate() {
+        let alert = simple_alert(&format!("day {index}"), minute);
+        concluded(
+            &store,
+            alert,
+            Outcome::FalseAlert,
+            Priority::Informational,
+            minute,
+        )
+        .await;
+        expected.push((minute, Success));
+    }
+    let canceled = store
+        .create_investigation(simple_alert("canceled", 719), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    store
+        .cancel_investigation(canceled, time(719))
+        .await
+        .unwrap();
+    expected.push((719, Error));
+    store
+        .create_investigation(simple_alert("claimed", 710), false)
+        .await
+        .unwrap();
+    store.claim_jobs("w", 10, lease(), time(711)).await.unwrap();
+    expected.push((710, Loading));
+    // 1969: before the epoch, days are counted by floor division.
+    let ancient = -29_700_000;
+    for (title, minute) in [
+        ("queued", 730),
+        ("queued early", -790),
+        ("ancient", ancient),
+    ] {
+        store
+            .create_investigation(simple_alert(title, minute), false)
+            .await
+            .unwrap();
+        expected.push((minute, NotAsked));
+    }
+
+    let end_of = |minute: i64| time(minute) - Duration::microseconds(1);
+    let ancient_day = time(ancient)
+        .date_naive()
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc();
+    assert!(ancient_day.timestamp_micros() < 0);
+    let ranges = [
+        (
+            Some(ancient_day),
+            Some(ancient_day + Duration::days(1) - Duration::microseconds(1)),
+        ),
+        (Some(ancient_day + Duration::days(1)), Some(time(0))),
+        (Some(time(ancient)), Some(time(ancient))),
+        (Some(time(-720)), Some(end_of(720))),
+        (Some(time(-720)), Some(end_of(2160))),
+        (Some(time(-721)), Some(time(2160))),
+        (Some(time(-10)), Some(time(720))),
+        (Some(time(0)), None),
+        (None, Some(time(700))),
+        (None, Some(end_of(-720))),
+        (Some(time(-5000)), Some(time(5000))),
+        (Some(time(100)), Some(time(200))),
+        (Some(time(-30_000_000)), Some(time(0))),
+        (Some(time(-30_000_000)), Some(time(-29_000_000))),
+    ];
+    for states in [
+        vec![],
+        vec![Success],
+        vec![NotAsked, Loading],
+        InvestigationStatus::ALL.to_vec(),
+    ] {
+        for (from, until) in ranges {
+            let listed = InvestigationQuery {
+                states: states.clone(),
+                alert_create: TimeRange { from, until },
+                ..query()
+            };
+            let listed_states = listed.effective_states();
+            let want = expected
+                .iter()
+                .filter(|(minute, state)| {
+                    listed_states.contains(state)
+                        && from.is_none_or(|from| from <= time(*minute))
+                        && until.is_none_or(|until| time(*minute) <= until)
+                })
+                .count() as u64;
+            // Another range makes the list count the rows.
+            let by_rows = InvestigationQuery {
+                alert_start: TimeRange {
+                    from: Some(time(-40_000_000)),
+                    until: Some(time(100_000)),
+                },
+                ..listed.clone()
+            };
+            assert_eq!(
+                (total(&store, &listed).await, total(&store, &by_rows).await),
+                (want, want),
+                "{states:?} from {from:?} until {until:?}"
+            );
+        }
     }
 }
 
