@@ -87,9 +87,16 @@ async fn count_by_state(
         return count_of_one_state(connection, count, state).await;
     }
     count.push(" GROUP BY i.status");
-    let found = count.build().fetch_all(&mut *connection).await.db()?;
-    let mut counts = Vec::with_capacity(found.len());
-    for row in &found {
+    fetch_counts(connection, count).await
+}
+
+/// The counts by state of a statement answering rows of (status, n).
+async fn fetch_counts(
+    connection: &mut AnyConnection,
+    statement: SqlBuilder,
+) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
+    let mut counts = Vec::new();
+    for row in &statement.build().fetch_all(&mut *connection).await.db()? {
         add_count(&mut counts, row)?;
     }
     Ok(counts)
@@ -163,12 +170,7 @@ async fn count_days(
         count.push(" GROUP BY i.status");
     }
     count.push(") AS parts GROUP BY status");
-    let found = count.build().fetch_all(&mut *connection).await.db()?;
-    let mut counts = Vec::with_capacity(found.len());
-    for row in &found {
-        add_count(&mut counts, row)?;
-    }
-    Ok(Some(counts))
+    Ok(Some(fetch_counts(connection, count).await?))
 }
 
 /// The counts by state of a `SELECT COUNT(*)` over one `state`'s matches.
@@ -226,13 +228,9 @@ async fn count_tag_union(
     }
     let sizes = if query.alert_create.is_open() {
         let mut kept = SqlBuilder::new(
-            "SELECT i.name AS name, i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
-             FROM investigation_tag_counts i WHERE i.name IN ",
+            "SELECT i.name AS name, i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n ",
         );
-        kept.bind_list(names.iter().map(|name| name.to_string()))?;
-        kept.push(" AND ");
-        push_states(&mut kept, "i.status", query)?;
-        push_grouped(&mut kept, dialect, query, Access::Any)?;
+        push_kept_tag_counts(&mut kept, dialect, query, names)?;
         kept.push(" GROUP BY i.name, i.status");
         kept
     } else {
@@ -287,7 +285,23 @@ async fn count_tag_union(
     Ok(counts)
 }
 
-/// ` FROM ... WHERE ...` over the tag rows (alias `t`) of `names` that match the query, all
+/// `FROM ... WHERE ...` over the kept counts of the tag `names` (`investigation_tag_counts`,
+/// alias `i` like the investigations it counts) under the query's states and equality
+/// filters; they hold no time.
+fn push_kept_tag_counts(
+    builder: &mut SqlBuilder,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    names: &[&str],
+) -> StoreResult<()> {
+    builder.push("FROM investigation_tag_counts i WHERE i.name IN ");
+    builder.bind_list(names.iter().map(|name| name.to_string()))?;
+    builder.push(" AND ");
+    push_states(builder, "i.status", query)?;
+    push_grouped(builder, dialect, query, Access::Any)
+}
+
+/// `FROM ... WHERE ...` over the tag rows (alias `t`) of `names` that match the query, all
 /// but search (which `count_from` leaves to the rows). A tag row carries copies of its
 /// investigation's state and alert creation time (migration 0011), so the index
 /// `(name, status, alert_create_time)` finds these rows by itself; the investigations are
@@ -298,12 +312,7 @@ fn push_tag_rows(
     query: &InvestigationQuery,
     names: &[&str],
 ) -> StoreResult<()> {
-    let others = [
-        query.alert_start,
-        query.investigation_complete,
-        query.feedback_updated,
-    ];
-    let joined = has_grouped_filters(query) || others.iter().any(|range| !range.is_open());
+    let joined = has_grouped_filters(query) || has_other_time_ranges(query);
     builder.push("FROM investigation_tags t");
     if joined {
         builder.push(" JOIN investigations i ON i.id = t.investigation_id");
@@ -315,9 +324,7 @@ fn push_tag_rows(
     push_range(builder, "t.alert_create_time", query.alert_create)?;
     if joined {
         push_grouped(builder, dialect, query, Access::Any)?;
-        push_range(builder, "i.alert_start_time", query.alert_start)?;
-        push_range(builder, "i.generated_time", query.investigation_complete)?;
-        push_range(builder, "i.feedback_updated_at", query.feedback_updated)?;
+        push_other_ranges(builder, query)?;
     }
     Ok(())
 }
@@ -353,10 +360,7 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         return CountFrom::Tags(names);
     }
     if has_time_ranges(query) {
-        let only_alert_create = query.alert_start.is_open()
-            && query.investigation_complete.is_open()
-            && query.feedback_updated.is_open();
-        if only_alert_create && !has_grouped_filters(query) {
+        if !has_other_time_ranges(query) && !has_grouped_filters(query) {
             return CountFrom::Days;
         }
         return CountFrom::Rows;
@@ -560,10 +564,15 @@ fn sort_seeks_into_range(query: &InvestigationQuery) -> bool {
 fn tags_in_alert_create_range(query: &InvestigationQuery) -> bool {
     !query.insight_tag_names.is_empty()
         && !query.alert_create.is_open()
-        && query.alert_start.is_open()
-        && query.investigation_complete.is_open()
-        && query.feedback_updated.is_open()
+        && !has_other_time_ranges(query)
         && !has_search(query)
+}
+
+/// Time ranges other than the alert-creation one (`push_other_ranges`).
+fn has_other_time_ranges(query: &InvestigationQuery) -> bool {
+    !query.alert_start.is_open()
+        || !query.investigation_complete.is_open()
+        || !query.feedback_updated.is_open()
 }
 
 /// How many investigations in each state carry any of the query's tags, over all time
@@ -573,14 +582,9 @@ async fn tagged_by_state(
     dialect: Dialect,
     query: &InvestigationQuery,
 ) -> StoreResult<Vec<(InvestigationStatus, u128)>> {
-    let mut tagged = SqlBuilder::new(
-        "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
-         FROM investigation_tag_counts i WHERE i.name IN ",
-    );
-    tagged.bind_list(query.insight_tag_names.iter().cloned())?;
-    tagged.push(" AND ");
-    push_states(&mut tagged, "i.status", query)?;
-    push_grouped(&mut tagged, dialect, query, Access::Any)?;
+    let names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
+    let mut tagged = SqlBuilder::new("SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n ");
+    push_kept_tag_counts(&mut tagged, dialect, query, &names)?;
     tagged.push(" GROUP BY i.status");
     sizes_by_state(connection, tagged).await
 }
@@ -831,9 +835,7 @@ fn push_row_filters(
     access: Access,
 ) -> StoreResult<()> {
     push_range(builder, "i.alert_create_time", query.alert_create)?;
-    push_range(builder, "i.alert_start_time", query.alert_start)?;
-    push_range(builder, "i.generated_time", query.investigation_complete)?;
-    push_range(builder, "i.feedback_updated_at", query.feedback_updated)?;
+    push_other_ranges(builder, query)?;
     if !query.insight_tag_names.is_empty() {
         // Walking the sort order probes the tag table's key (name, investigation) once per
         // investigation walked; otherwise the tagged investigations are read first. Before
@@ -875,6 +877,13 @@ fn push_row_filters(
         }
     }
     Ok(())
+}
+
+/// The time ranges but the alert-creation one, on the investigations' columns.
+fn push_other_ranges(builder: &mut SqlBuilder, query: &InvestigationQuery) -> StoreResult<()> {
+    push_range(builder, "i.alert_start_time", query.alert_start)?;
+    push_range(builder, "i.generated_time", query.investigation_complete)?;
+    push_range(builder, "i.feedback_updated_at", query.feedback_updated)
 }
 
 fn push_range(builder: &mut SqlBuilder, column: &str, range: TimeRange) -> StoreResult<()> {
