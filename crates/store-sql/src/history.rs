@@ -29,57 +29,34 @@ pub async fn history(
     query: &HistoryQuery,
 ) -> StoreResult<History> {
     let mut connection = pool.acquire().await.db()?;
-    // Earlier alerts sharing each entity, and which entities they share.
+    // The latest investigation of each earlier alert sharing an entity, with which of the
+    // alert's entities it shares, newest first.
     let entities: Vec<&Entity> = query.entities.iter().take(ENTITIES_LOOKED_UP).collect();
-    let mut shared_by_alert: BTreeMap<i64, BTreeSet<Entity>> = BTreeMap::new();
-    let sharing = if entities.is_empty() {
-        Vec::new()
-    } else {
-        sharing_alerts(&entities, query.alert_id)?
+    let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
+    let mut candidates: Vec<AnyRow> = Vec::new();
+    if !entities.is_empty() {
+        for row in sharing_investigations(dialect, &entities, query.alert_id)?
             .fetch_all(&mut *connection)
             .await
             .db()?
-    };
-    for row in sharing {
-        let entity = usize::try_from(rows::int(&row, "entity")?)
-            .ok()
-            .and_then(|index| entities.get(index))
-            .ok_or_else(|| sleuth_store::StoreError::internal("an entity lookup out of range"))?;
-        shared_by_alert
-            .entry(rows::int(&row, "alert_id")?)
-            .or_default()
-            .insert((*entity).clone());
+        {
+            let bits = rows::int(&row, "entity_bits")?;
+            // Sorted and without repeats, as the engine has always been shown them.
+            let shared: BTreeSet<Entity> = entities
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| bits & (1_i64 << index) != 0)
+                .map(|(_, entity)| (*entity).clone())
+                .collect();
+            shared_by_alert.insert(rows::int(&row, "alert_id")?, shared.into_iter().collect());
+            candidates.push(row);
+        }
     }
-    // The latest concluded-or-not investigation of each of those alerts...
-    let mut candidates: Vec<AnyRow> = Vec::new();
-    if !shared_by_alert.is_empty() {
-        // The list is padded to a power of two by repeating its last id (harmless inside
-        // IN), so that a dozen statement texts cover every length and each stays prepared.
-        let alert_ids: Vec<i64> = shared_by_alert.keys().copied().collect();
-        let padded_length = alert_ids.len().next_power_of_two();
-        let last = alert_ids.last().copied().unwrap_or_default();
-        let mut sql = SqlBuilder::many(dialect, SELECT_PAST);
-        sql.push(" WHERE i.id IN (SELECT MAX(id) FROM investigations WHERE alert_id IN ");
-        sql.bind_list(
-            alert_ids
-                .into_iter()
-                .chain(std::iter::repeat(last))
-                .take(padded_length),
-        )?;
-        sql.push(" GROUP BY alert_id) ORDER BY i.id DESC");
-        candidates.extend(
-            sql.build()
-                .persistent(true)
-                .fetch_all(&mut *connection)
-                .await
-                .db()?,
-        );
-    }
-    // ...and the latest verdicts on the same detection from the same source. Latest by the
+    // The latest verdicts on the same detection from the same source. Latest by the
     // alerts' time, which the (type, status) index is ordered by: ordering by id would sort
     // every success of the detection ever stored, once per investigation.
     let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "{SELECT_PAST} WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
+        "SELECT {PAST_COLUMNS} FROM investigations i WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
          AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
          ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}"
     )))
@@ -100,7 +77,7 @@ pub async fn history(
         }
         let shared_entities: Vec<Entity> = shared_by_alert
             .get(&past.alert_id)
-            .map(|entities| entities.iter().cloned().collect())
+            .cloned()
             .unwrap_or_default();
         let same_detection = past.alert_type == query.alert_type
             && past.direct_source_label == query.direct_source_label;
@@ -145,15 +122,19 @@ pub async fn history(
     Ok(history)
 }
 
-/// One statement for every entity's lookup (one round trip, not one per entity): the latest
-/// `ALERTS_PER_ENTITY` other alerts naming each, as rows of (entity index, alert id). Its
-/// text depends only on how many entities there are, so it stays prepared. At least one
-/// entity.
-fn sharing_alerts(
+/// One statement (one round trip, not one per entity) for the latest investigation of
+/// each of the latest `ALERTS_PER_ENTITY` other alerts naming each entity, newest first.
+/// Each row also says which entities its alert shares, as a bitmask of their indexes
+/// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
+/// per alert and entity, since every row is a hand-over between threads and allocations.
+/// Its text depends only on how many entities there are, so it stays prepared. At least
+/// one entity.
+fn sharing_investigations(
+    dialect: Dialect,
     entities: &[&Entity],
     alert_id: i64,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
-    let mut sql = SqlBuilder::new("");
+    let mut sql = SqlBuilder::many(dialect, "WITH sharing (entity, alert_id) AS (");
     for (index, entity) in entities.iter().enumerate() {
         if index > 0 {
             sql.push(" UNION ALL ");
@@ -169,6 +150,15 @@ fn sharing_alerts(
             " ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}"
         ));
     }
+    // Each (alert, entity index) pair comes once, so the sum of the powers of two is the
+    // set of indexes.
+    sql.push(&format!(
+        "), shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits FROM sharing \
+         GROUP BY alert_id) \
+         SELECT {PAST_COLUMNS}, shared.entity_bits FROM shared JOIN investigations i \
+         ON i.id = (SELECT MAX(id) FROM investigations WHERE alert_id = shared.alert_id) \
+         ORDER BY i.id DESC"
+    ));
     Ok(sql.build().persistent(true))
 }
 
@@ -177,10 +167,10 @@ fn sharing_alerts(
 /// (migration 0009 for the title). Reading and parsing each earlier alert's stored JSON (a
 /// few KB each, up to hundreds per new alert) was the largest single cost of an
 /// investigation.
-const SELECT_PAST: &str = "SELECT i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \
+const PAST_COLUMNS: &str = "i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \
     i.feedback_status, i.feedback_outcome, i.feedback_priority, i.feedback_outcome_note, \
     i.feedback_updated_by, i.alert_type, i.alert_title, i.direct_source_label, \
-    i.alert_create_time FROM investigations i";
+    i.alert_create_time";
 
 struct PastInvestigation {
     investigation_id: i64,

@@ -2362,7 +2362,18 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
     let new_id = store
         .create_investigation(
             new_alert(
-                parsed_alert("Suspicious PowerShell", "EDR", 10, &[host]),
+                // An entity no earlier alert names comes first, so that the shared ones
+                // are not simply the first of the list.
+                parsed_alert(
+                    "Suspicious PowerShell",
+                    "EDR",
+                    10,
+                    &[
+                        (EntityKind::Ip, "198.51.100.7"),
+                        host,
+                        (EntityKind::User, "bob"),
+                    ],
+                ),
                 json!({"n": 5}),
                 None,
             ),
@@ -2417,14 +2428,27 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
             .all(|verdict| verdict.analyst_outcome.is_none()),
         "no analyst has spoken"
     );
-    let shared = &history
-        .related_alerts
+    let shared_values = |id: i64| -> Vec<String> {
+        let mut values: Vec<String> = history
+            .related_alerts
+            .iter()
+            .find(|alert| alert.investigation_id == id)
+            .unwrap()
+            .shared_entities
+            .iter()
+            .map(|entity| entity.value.clone())
+            .collect();
+        values.sort();
+        values
+    };
+    assert_eq!(shared_values(first), ["bob", "wks-9"]);
+    assert_eq!(shared_values(other_detection), ["wks-9"]);
+    let verdict_shares = history
+        .prior_verdicts
         .iter()
-        .find(|alert| alert.investigation_id == first)
-        .unwrap()
-        .shared_entities;
-    assert_eq!(shared.len(), 1);
-    assert_eq!(shared[0].value, "wks-9");
+        .find(|verdict| verdict.investigation_id == first)
+        .map(|verdict| verdict.shared_entities.len());
+    assert_eq!(verdict_shares, Some(2));
     // What a related alert shows is its own alert's, read from the store.
     for related in &history.related_alerts {
         let alert = store
