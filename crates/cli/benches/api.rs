@@ -93,6 +93,24 @@ fn alert(index: u64) -> String {
     )
 }
 
+/// CPU time this process has used so far, user and system (from /proc/self/stat, in clock
+/// ticks of 10 ms). Throughput on a shared machine moves with its neighbours; the CPU
+/// spent per create or per investigation moves only with our code.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks =
+        |index: usize| -> u64 { fields.get(index).and_then(|v| v.parse().ok()).unwrap_or(0) };
+    // utime and stime are fields 14 and 15 of the line; 12 and 13 after the name.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+fn micros_each(cpu: Duration, count: u64) -> String {
+    format!("{:.0} µs", cpu.as_secs_f64() * 1e6 / count.max(1) as f64)
+}
+
 fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -183,8 +201,9 @@ fn start_workers(state: &AppState, store: &Arc<dyn Store>) {
 }
 
 /// Investigations concluded per second by the worker pool alone: `count` alerts are
-/// queued first (workers off), then the pool drains the queue.
-async fn drain_rate(bench: &Bench, count: u64) -> f64 {
+/// queued first (workers off), then the pool drains the queue; and the process CPU spent
+/// per investigation.
+async fn drain_rate(bench: &Bench, count: u64) -> (f64, String) {
     let mut sender = connect(&bench.address).await;
     for index in 0..count {
         let (status, _) = send(
@@ -198,11 +217,16 @@ async fn drain_rate(bench: &Bench, count: u64) -> f64 {
         assert_eq!(status, 200);
     }
     let started = Instant::now();
+    let cpu_before = process_cpu();
     start_workers(&bench.state, &bench.store);
     while bench.store.pending_jobs().await.expect("pending") > 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    count as f64 / started.elapsed().as_secs_f64()
+    let cpu = process_cpu() - cpu_before;
+    (
+        count as f64 / started.elapsed().as_secs_f64(),
+        micros_each(cpu, count),
+    )
 }
 
 fn sleuth_test_user() -> sleuth_store::NewUser {
@@ -237,8 +261,9 @@ async fn recreate_postgres_database(server_url: &str, name: &str) -> String {
     format!("{base}/{name}")
 }
 
-/// Creates per second with 64 connections for `seconds`.
-async fn creates_per_second(bench: &Bench, seconds: u64) -> f64 {
+/// Creates per second with 64 connections for `seconds`, and the process CPU (server and
+/// load generator) spent per create.
+async fn creates_per_second(bench: &Bench, seconds: u64) -> (f64, String) {
     let counter = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let next_index = Arc::new(AtomicU64::new(0));
@@ -271,14 +296,16 @@ async fn creates_per_second(bench: &Bench, seconds: u64) -> f64 {
     tokio::time::sleep(Duration::from_secs(1)).await; // warm-up
     let start_count = counter.load(Ordering::Relaxed);
     let started = Instant::now();
+    let cpu_before = process_cpu();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let done = counter.load(Ordering::Relaxed) - start_count;
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu = process_cpu() - cpu_before;
     stop.store(true, Ordering::Relaxed);
     for task in tasks {
         let _ = task.await;
     }
-    done as f64 / elapsed
+    (done as f64 / elapsed, micros_each(cpu, done))
 }
 
 /// Paced creates at `rate`/s for `seconds`; returns create->success latencies (the
@@ -467,18 +494,18 @@ async fn run(backend: &str) {
     if part("creates") {
         let directory = tempfile::tempdir().expect("temp dir");
         let bench = start(backend, directory.path(), false, "sleuth_bench").await;
-        let rate = creates_per_second(&bench, seconds).await;
+        let (rate, cpu) = creates_per_second(&bench, seconds).await;
         println!(
-            "  creates: {rate:.0}/s (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
+            "  creates: {rate:.0}/s, CPU {cpu} each (64 connections, 2 KB alerts, {seconds} s; target >= 10,000/s on SQLite)"
         );
     }
     if part("drain") {
         let directory = tempfile::tempdir().expect("temp dir");
         let bench = start(backend, directory.path(), false, "sleuth_bench").await;
         let count = 1000 * seconds;
-        let rate = drain_rate(&bench, count).await;
+        let (rate, cpu) = drain_rate(&bench, count).await;
         println!(
-            "  workers alone: {rate:.0} investigations/s ({count} queued, default 10 at once)"
+            "  workers alone: {rate:.0} investigations/s, CPU {cpu} each ({count} queued, default 10 at once)"
         );
     }
     if part("latency") {
