@@ -3,18 +3,23 @@
 //!
 //! 1. release the leases still held, in one DELETE … RETURNING: a job whose lease was lost
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
-//! 2. the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their search
-//!    vectors and results) and one for the stopped ones, each from a table of values, and
-//!    (SQLite) the results of the concluded ones in one INSERT;
-//! 3. the strategy counters, summed over the batch; the insight tags, in one INSERT;
-//! 4. (SQLite) the full-text rows of the concluded ones, in one DELETE and one INSERT;
-//! 5. the system events of the stored ones, in one INSERT.
+//! 2. read the notes written while the investigations ran, for their search documents;
+//! 3. then, written without reading anything back (`Statements`: on SQLite one query, one
+//!    round trip):
+//!    - the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their
+//!      search vectors and results) and one for the stopped ones, each from a table of
+//!      values, and (SQLite) the results of the concluded ones in one INSERT;
+//!    - the strategy counters, summed over the batch; the insight tags, in one INSERT;
+//!    - (SQLite) the full-text rows of the concluded ones, in one INSERT OR REPLACE;
+//!    - the system events of the stored ones, in one INSERT.
 //!
 //! The claims of the workers' next jobs follow in the same transaction (`queue`).
 //!
 //! Why: the finish writer is the one serial step every investigation passes through, and
 //! every statement costs a round trip to the database (for SQLite, two thread wake-ups).
-//! Nine statements per investigation held the workers to a few hundred a second.
+//! Nine statements per investigation held the workers to a few hundred a second; nine
+//! statements per batch, each waiting its turn for a core, still made the batch's
+//! transaction 7 ms long.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -22,7 +27,7 @@ use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert, Timestamp};
 use sleuth_store::{Finish, NewSystemEvent, StoreError, StoreResult};
 use sqlx::AnyConnection;
 
-use crate::builder::{SqlBuilder, padded_length};
+use crate::builder::{SqlBuilder, Statements, padded_length};
 use crate::queue::{FinishRequest, priority_rank};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, search};
@@ -61,16 +66,17 @@ pub async fn write(
         .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
         .collect();
     let search_texts = search_texts(transaction, dialect, &concluded, &given_alerts).await?;
-    store_results(transaction, dialect, &kept, &search_texts).await?;
-    store_stops(transaction, dialect, &kept).await?;
+    // Everything else is written without reading anything back: one round trip on SQLite.
+    let mut writes = Statements::new(dialect);
+    store_results(&mut writes, dialect, &kept, &search_texts)?;
+    store_stops(&mut writes, dialect, &kept)?;
     crate::strategies::count_effects(
-        transaction,
+        &mut writes,
         concluded.iter().map(|(_, result)| &result.strategy_effects),
-    )
-    .await?;
-    insert_tags(transaction, dialect, &concluded).await?;
+    )?;
+    insert_tags(&mut writes, dialect, &concluded)?;
     if dialect == Dialect::Sqlite {
-        replace_search_rows(transaction, dialect, &search_texts).await?;
+        replace_search_rows(&mut writes, dialect, &search_texts)?;
     }
     // Those of a lost lease are dropped with its result.
     let events: Vec<(&NewSystemEvent, Timestamp)> = kept
@@ -80,7 +86,8 @@ pub async fn write(
             end.system_events.iter().map(|event| (event, end.at))
         })
         .collect();
-    crate::system_events::insert_in(transaction, dialect, &events).await?;
+    crate::system_events::insert_in(&mut writes, dialect, &events)?;
+    writes.run(transaction).await?;
     Ok(stored)
 }
 
@@ -193,8 +200,8 @@ async fn search_texts(
 /// PostgreSQL with their search vectors, from `search_documents`). One statement rather
 /// than one per investigation: each is a round trip inside the write turn that every
 /// worker's next result waits for, and they were half of it.
-async fn store_results(
-    transaction: &mut AnyConnection,
+fn store_results(
+    writes: &mut Statements,
     dialect: Dialect,
     kept: &[&FinishRequest],
     search_documents: &BTreeMap<i64, String>,
@@ -231,13 +238,10 @@ async fn store_results(
             ", search_vector = to_tsvector('simple', concluded.document)",
         ),
     };
-    let mut sql = SqlBuilder::many(
-        dialect,
-        &format!(
-            "WITH concluded (id, outcome, priority, priority_rank, ignored_for, at\
-             {extra_columns}) AS ("
-        ),
-    );
+    let sql = writes.next(&format!(
+        "WITH concluded (id, outcome, priority, priority_rank, ignored_for, at\
+         {extra_columns}) AS ("
+    ));
     sql.value_rows(dialect, width, concluded.len(), |sql, index| {
         let (investigation_id, result, ignored_for, at) = concluded[index];
         sql.bind(investigation_id)?.push(", ");
@@ -261,15 +265,11 @@ async fn store_results(
          feedback_created_at = concluded.at, feedback_updated_at = concluded.at\
          {search_vector} FROM concluded WHERE investigations.id = concluded.id"
     ));
-    sql.build().execute(&mut *transaction).await.db()?;
     if dialect == Dialect::Postgres {
         return Ok(());
     }
 
-    let mut sql = SqlBuilder::many(
-        dialect,
-        "INSERT INTO investigation_results (investigation_id, result)",
-    );
+    let sql = writes.next("INSERT INTO investigation_results (investigation_id, result)");
     sql.value_rows(dialect, 2, concluded.len(), |sql, index| {
         let (investigation_id, result, _, _) = concluded[index];
         sql.bind(investigation_id)?.push(", ");
@@ -277,13 +277,12 @@ async fn store_results(
         Ok(())
     })?;
     sql.push(" ON CONFLICT (investigation_id) DO UPDATE SET result = excluded.result");
-    sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }
 
 /// The stopped investigations (error, with why), in one UPDATE from a table of values.
-async fn store_stops(
-    transaction: &mut AnyConnection,
+fn store_stops(
+    writes: &mut Statements,
     dialect: Dialect,
     kept: &[&FinishRequest],
 ) -> StoreResult<()> {
@@ -305,7 +304,7 @@ async fn store_stops(
     if stopped.is_empty() {
         return Ok(());
     }
-    let mut sql = SqlBuilder::many(dialect, "WITH stopped (id, canceled, error_msg, at) AS (");
+    let sql = writes.next("WITH stopped (id, canceled, error_msg, at) AS (");
     sql.value_rows(dialect, 4, stopped.len(), |sql, index| {
         let (investigation_id, canceled, error_msg, at) = stopped[index];
         sql.bind(investigation_id)?.push(", ");
@@ -320,13 +319,12 @@ async fn store_stops(
          error_msg = stopped.error_msg, updated_at = stopped.at \
          FROM stopped WHERE investigations.id = stopped.id",
     );
-    sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }
 
 /// The insight tags of the concluded investigations, for the list's tag filter.
-async fn insert_tags(
-    transaction: &mut AnyConnection,
+fn insert_tags(
+    writes: &mut Statements,
     dialect: Dialect,
     concluded: &[(i64, &InvestigationResult)],
 ) -> StoreResult<()> {
@@ -345,8 +343,7 @@ async fn insert_tags(
     // Each tag carries copies of its investigation's state and alert time (migration
     // 0011), read here from the row the outcome was just stored in. SQLite's trigger would
     // otherwise write every tag a second time to add them; PostgreSQL's sets them anyway.
-    let mut sql = SqlBuilder::many(
-        dialect,
+    let sql = writes.next(
         "INSERT INTO investigation_tags (name, investigation_id, status, alert_create_time) \
          SELECT tag.column1, tag.column2, i.status, i.alert_create_time FROM (",
     );
@@ -360,7 +357,6 @@ async fn insert_tags(
     sql.push(
         ") AS tag JOIN investigations i ON i.id = tag.column2 WHERE true ON CONFLICT DO NOTHING",
     );
-    sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }
 
@@ -368,18 +364,15 @@ async fn insert_tags(
 /// one statement: FTS5 writes its pending terms out as a new segment at every statement
 /// savepoint, so a DELETE followed by an INSERT wrote two segments per batch (and merged
 /// them later) where one suffices.
-async fn replace_search_rows(
-    transaction: &mut AnyConnection,
+fn replace_search_rows(
+    writes: &mut Statements,
     dialect: Dialect,
     documents: &BTreeMap<i64, String>,
 ) -> StoreResult<()> {
     if documents.is_empty() {
         return Ok(());
     }
-    let mut sql = SqlBuilder::many(
-        dialect,
-        "INSERT OR REPLACE INTO investigation_search (rowid, body)",
-    );
+    let sql = writes.next("INSERT OR REPLACE INTO investigation_search (rowid, body)");
     let documents: Vec<(&i64, &String)> = documents.iter().collect();
     sql.value_rows(dialect, 2, documents.len(), |sql, index| {
         let (investigation_id, document) = documents[index];
@@ -387,6 +380,5 @@ async fn replace_search_rows(
         sql.bind(document.clone())?;
         Ok(())
     })?;
-    sql.build().execute(&mut *transaction).await.db()?;
     Ok(())
 }

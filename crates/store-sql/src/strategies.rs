@@ -16,7 +16,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 use uuid::Uuid;
 
-use crate::builder::SqlBuilder;
+use crate::builder::{SqlBuilder, Statements};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
 
@@ -787,8 +787,8 @@ pub async fn sync_builtin_strategies(
 /// Counts what the strategies did for stored results, inside the transaction that stores
 /// them: each rule's counter and its strategy's total, summed first so that a batch of
 /// results costs two statements per rule involved, not per result.
-pub(crate) async fn count_effects<'a>(
-    connection: &mut AnyConnection,
+pub(crate) fn count_effects<'a>(
+    statements: &mut Statements,
     effects: impl IntoIterator<Item = &'a StrategyEffects>,
 ) -> StoreResult<()> {
     // (table, counter column, strategy total column, rule id) -> how many
@@ -826,23 +826,23 @@ pub(crate) async fn count_effects<'a>(
         }
     }
     for ((table, counter, total, rule_id), count) in counted {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE {table} SET {counter} = {counter} + $2 WHERE id = $1"
-        )))
-        .bind(rule_id)
-        .bind(count)
-        .execute(&mut *connection)
-        .await
-        .db()?;
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE custom_strategies SET {total} = {total} + $2 \
-             WHERE id = (SELECT strategy_id FROM {table} WHERE id = $1)"
-        )))
-        .bind(rule_id)
-        .bind(count)
-        .execute(&mut *connection)
-        .await
-        .db()?;
+        statements
+            .next(&format!("UPDATE {table} SET {counter} = {counter} + "))
+            .bind(count)?
+            .push(" WHERE id = ")
+            .bind(rule_id)?
+            .fixed_text();
+        statements
+            .next(&format!(
+                "UPDATE custom_strategies SET {total} = {total} + "
+            ))
+            .bind(count)?
+            .push(&format!(
+                " WHERE id = (SELECT strategy_id FROM {table} WHERE id = "
+            ))
+            .bind(rule_id)?
+            .push(")")
+            .fixed_text();
     }
     Ok(())
 }

@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sleuth_domain::Timestamp;
 use sleuth_store::*;
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyPool;
 
-use crate::builder::SqlBuilder;
+use crate::builder::{SqlBuilder, Statements};
 use crate::context_memory::push_words;
 use crate::group_commit::{BatchWrite, GroupCommit, all_or_nothing};
 use crate::rows::{self, micros};
@@ -51,36 +51,38 @@ async fn insert_all(pool: &AnyPool, dialect: Dialect, batch: &[Recording]) -> St
     if rows.is_empty() {
         return Ok(());
     }
+    let mut statements = Statements::new(dialect);
+    insert_in(&mut statements, dialect, &rows)?;
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    insert_in(&mut transaction, dialect, &rows).await?;
+    statements.run(&mut transaction).await?;
     transaction.commit().await.db()
 }
 
-/// Inserts the events, each with its time, on an open write transaction (this writer's
-/// own, or a finish batch's: an investigation's events are stored with its result).
-pub(crate) async fn insert_in(
-    transaction: &mut AnyConnection,
+/// Writes the inserts of the events, each with its time, for a write transaction (this
+/// writer's own, or a finish batch's: an investigation's events are stored with its
+/// result).
+pub(crate) fn insert_in(
+    statements: &mut Statements,
     dialect: Dialect,
     rows: &[(&NewSystemEvent, Timestamp)],
 ) -> StoreResult<()> {
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = SqlBuilder::many(
-            dialect,
+        let sql = statements.next(
             "INSERT INTO system_events (trigger_name, trigger_args, search_text, \
-             investigation_id, entity, created_at) VALUES ",
+             investigation_id, entity, created_at)",
         );
-        for (position, (event, at)) in chunk.iter().enumerate() {
-            sql.push(if position == 0 { "(" } else { ", (" });
+        sql.value_rows(dialect, 6, chunk.len(), |sql, index| {
+            let (event, at) = chunk[index];
             sql.bind(event.trigger_name.clone())?.push(", ");
             sql.bind(rows::to_json(&event.trigger_args)?)?.push(", ");
             sql.bind(searchable(&Value::Object(event.trigger_args.clone())))?
                 .push(", ");
             sql.bind(event.investigation_id)?.push(", ");
             sql.bind(event.entity.clone())?.push(", ");
-            sql.bind(micros(*at))?.push(")");
-        }
-        sql.build().execute(&mut *transaction).await.db()?;
+            sql.bind(micros(at))?;
+            Ok(())
+        })?;
     }
     Ok(())
 }
