@@ -75,6 +75,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "day_counts",
         sql: include_str!("../migrations/0012_day_counts.sql"),
     },
+    Migration {
+        version: 13,
+        name: "jobs_by_token",
+        sql: include_str!("../migrations/0013_jobs_by_token.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

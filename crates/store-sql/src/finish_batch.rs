@@ -13,7 +13,8 @@
 //!    - (SQLite) the full-text rows of the concluded ones, in one INSERT OR REPLACE;
 //!    - the system events of the stored ones, in one INSERT.
 //!
-//! The claims of the workers' next jobs follow in the same transaction (`queue`).
+//! The claims of the workers' next jobs are written after them, in the same round trip
+//! (`queue::write_claim`).
 //!
 //! Why: the finish writer is the one serial step every investigation passes through, and
 //! every statement costs a round trip to the database (for SQLite, two thread wake-ups).
@@ -32,12 +33,15 @@ use crate::queue::{FinishRequest, priority_rank};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, search};
 
-/// Stores the batch on an open transaction. Returns, per request in order, whether it was
-/// stored (false: its lease was lost). Any error leaves the transaction to be rolled back.
+/// Stores the batch on an open transaction: releases the leases and reads what the
+/// writes need, then adds the writes to `writes`, which the caller runs (after adding the
+/// claims of the next jobs). Returns, per request in order, whether it is stored (false:
+/// its lease was lost). Any error leaves the transaction to be rolled back.
 pub async fn write(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     batch: &[FinishRequest],
+    writes: &mut Statements,
 ) -> StoreResult<Vec<bool>> {
     let released = release_leases(transaction, dialect, batch).await?;
     let stored: Vec<bool> = batch
@@ -66,17 +70,16 @@ pub async fn write(
         .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
         .collect();
     let search_texts = search_texts(transaction, dialect, &concluded, &given_alerts).await?;
-    // Everything else is written without reading anything back: one round trip on SQLite.
-    let mut writes = Statements::new(dialect);
-    store_results(&mut writes, dialect, &kept, &search_texts)?;
-    store_stops(&mut writes, dialect, &kept)?;
+    // Everything else is written without reading anything back.
+    store_results(writes, dialect, &kept, &search_texts)?;
+    store_stops(writes, dialect, &kept)?;
     crate::strategies::count_effects(
-        &mut writes,
+        writes,
         concluded.iter().map(|(_, result)| &result.strategy_effects),
     )?;
-    insert_tags(&mut writes, dialect, &concluded)?;
+    insert_tags(writes, dialect, &concluded)?;
     if dialect == Dialect::Sqlite {
-        replace_search_rows(&mut writes, dialect, &search_texts)?;
+        replace_search_rows(writes, dialect, &search_texts)?;
     }
     // Those of a lost lease are dropped with its result.
     let events: Vec<(&NewSystemEvent, Timestamp)> = kept
@@ -86,8 +89,7 @@ pub async fn write(
             end.system_events.iter().map(|event| (event, end.at))
         })
         .collect();
-    crate::system_events::insert_in(&mut writes, dialect, &events)?;
-    writes.run(transaction).await?;
+    crate::system_events::insert_in(writes, dialect, &events)?;
     Ok(stored)
 }
 

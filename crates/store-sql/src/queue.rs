@@ -8,11 +8,12 @@ use sleuth_domain::{Priority, Timestamp};
 use std::collections::{BTreeMap, HashMap};
 
 use sleuth_store::{ClaimedJob, Finished, GuardWindows, JobEnd, JobInput, StoreError, StoreResult};
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyPool;
+use sqlx::any::AnyRow;
 
-use crate::builder::SqlBuilder;
+use crate::builder::Statements;
 use crate::group_commit::BatchWrite;
-use crate::rows::micros;
+use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, investigations};
 
 pub async fn claim_jobs(
@@ -23,23 +24,29 @@ pub async fn claim_jobs(
     lease: chrono::Duration,
     now: Timestamp,
 ) -> StoreResult<Vec<ClaimedJob>> {
+    let mut claim = Statements::new(dialect);
+    let token = write_claim(&mut claim, dialect, worker, max, lease, now)?;
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let jobs = claim_in(&mut transaction, dialect, worker, max, lease, now).await?;
+    let rows = claim.run(&mut transaction).await?;
     transaction.commit().await.db()?;
-    Ok(jobs)
+    Ok(claimed_jobs(&rows)?.remove(&token).unwrap_or_default())
 }
 
-/// Leases up to `max` ready jobs to `worker` on an open write transaction (a claim of its
-/// own, or a finish batch's: `finish_batch`); their investigations become `loading`.
-async fn claim_in(
-    transaction: &mut AnyConnection,
+/// Writes the lease of up to `max` ready jobs to `worker` under a new lease token, which
+/// it returns, and the marking of their investigations as `loading` (retried, if a worker
+/// had them before). Nothing is read back in between: the second statement finds the
+/// jobs by their token, so on SQLite both go in one round trip with whatever the
+/// transaction writes before them (a finish batch's results: `finish_batch`). The rows of
+/// the claimed jobs come back from the run (`claimed_jobs`).
+fn write_claim(
+    statements: &mut Statements,
     dialect: Dialect,
     worker: &str,
     max: usize,
     lease: chrono::Duration,
     now: Timestamp,
-) -> StoreResult<Vec<ClaimedJob>> {
+) -> StoreResult<String> {
     let lease_token = uuid::Uuid::new_v4().to_string();
     // One UPDATE ... RETURNING picks and leases atomically. On PostgreSQL, SKIP LOCKED
     // lets many processes claim side by side without waiting on each other's rows.
@@ -48,56 +55,54 @@ async fn claim_in(
         Dialect::Sqlite => "",
         Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
     };
-    let claim_sql = format!(
-        "UPDATE jobs SET lease_owner = $1, lease_token = $2, \
-         lease_expires_at = $3, attempts = attempts + 1 \
+    let sql = statements.next("UPDATE jobs SET lease_owner = ");
+    sql.bind(worker.to_string())?.push(", lease_token = ");
+    sql.bind(lease_token.clone())?.push(", lease_expires_at = ");
+    sql.bind(micros(now + lease))?.push(
+        ", attempts = attempts + 1 \
          WHERE investigation_id IN (SELECT investigation_id FROM jobs \
-             WHERE (lease_expires_at IS NULL OR lease_expires_at < $4) AND ready_at <= $4 \
-             ORDER BY investigation_id LIMIT {}{skip_locked}) \
-         RETURNING investigation_id, attempts",
-        max.max(1)
+         WHERE (lease_expires_at IS NULL OR lease_expires_at < ",
     );
-    let claimed: Vec<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(claim_sql))
-        .bind(worker)
-        .bind(&lease_token)
-        .bind(micros(now + lease))
-        .bind(micros(now))
-        .fetch_all(&mut *transaction)
-        .await
-        .db()?;
-    if !claimed.is_empty() {
-        let mut sql = SqlBuilder::new(
-            "UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, ",
-        );
-        sql.bind(micros(now))?.push("), updated_at = ");
-        sql.bind(micros(now))?.push(" WHERE id IN ");
-        let ids: Vec<i64> = claimed
-            .iter()
-            .map(|(investigation_id, _)| *investigation_id)
-            .collect();
-        sql.bind_padded_list(&ids)?;
-        sql.build().execute(&mut *transaction).await.db()?;
-        let retried: Vec<i64> = claimed
-            .iter()
-            .filter(|(_, attempt)| *attempt > 1)
-            .map(|(investigation_id, _)| *investigation_id)
-            .collect();
-        if !retried.is_empty() {
-            let mut sql = SqlBuilder::new("UPDATE investigations SET is_retried = 1 WHERE id IN ");
-            sql.bind_list(retried)?;
-            sql.build().execute(&mut *transaction).await.db()?;
-        }
+    sql.bind(micros(now))?.push(") AND ready_at <= ");
+    sql.bind(micros(now))?.push(&format!(
+        " ORDER BY investigation_id LIMIT {}{skip_locked}) \
+         RETURNING investigation_id, attempts, lease_token",
+        max.max(1)
+    ));
+    sql.fixed_text();
+    let sql = statements
+        .next("UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, ");
+    sql.bind(micros(now))?.push("), updated_at = ");
+    sql.bind(micros(now))?.push(
+        ", is_retried = CASE WHEN claimed.attempts > 1 THEN 1 ELSE is_retried END \
+         FROM jobs AS claimed WHERE claimed.lease_token = ",
+    );
+    sql.bind(lease_token.clone())?
+        .push(" AND investigations.id = claimed.investigation_id")
+        .fixed_text();
+    Ok(lease_token)
+}
+
+/// The jobs claimed by `write_claim`s, by lease token, each claim's in investigation
+/// order, from the rows of their run (the other statements written with them return
+/// none).
+fn claimed_jobs(rows: &[AnyRow]) -> StoreResult<HashMap<String, Vec<ClaimedJob>>> {
+    let mut claimed: HashMap<String, Vec<ClaimedJob>> = HashMap::new();
+    for row in rows {
+        let lease_token = rows::text(row, "lease_token")?;
+        claimed
+            .entry(lease_token.clone())
+            .or_default()
+            .push(ClaimedJob {
+                investigation_id: rows::int(row, "investigation_id")?,
+                attempt: rows::int(row, "attempts")?,
+                lease_token,
+            });
     }
-    let mut jobs: Vec<ClaimedJob> = claimed
-        .into_iter()
-        .map(|(investigation_id, attempt)| ClaimedJob {
-            investigation_id,
-            attempt,
-            lease_token: lease_token.clone(),
-        })
-        .collect();
-    jobs.sort_by_key(|job| job.investigation_id);
-    Ok(jobs)
+    for jobs in claimed.values_mut() {
+        jobs.sort_by_key(|job| job.investigation_id);
+    }
+    Ok(claimed)
 }
 
 pub async fn load_job(
@@ -215,9 +220,16 @@ async fn finish_batch(
 ) -> StoreResult<Vec<Finished>> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let stored = crate::finish_batch::write(&mut transaction, dialect, batch).await?;
-    let mut next = claim_next(&mut transaction, dialect, batch).await?;
+    let mut writes = Statements::new(dialect);
+    let stored = crate::finish_batch::write(&mut transaction, dialect, batch, &mut writes).await?;
+    let claims = write_next_claims(&mut writes, dialect, batch)?;
+    let mut claimed = claimed_jobs(&writes.run(&mut transaction).await?)?;
     transaction.commit().await.db()?;
+    let mut next: HashMap<usize, ClaimedJob> = HashMap::new();
+    for (token, indexes) in claims {
+        let jobs = claimed.remove(&token).unwrap_or_default();
+        next.extend(indexes.into_iter().zip(jobs));
+    }
     Ok(stored
         .into_iter()
         .enumerate()
@@ -228,13 +240,14 @@ async fn finish_batch(
         .collect())
 }
 
-/// The next jobs for the requests that asked, by request index: one claim per worker
-/// (normally one per process), handed out in batch order until the ready jobs run out.
-async fn claim_next(
-    transaction: &mut AnyConnection,
+/// Writes the claims of the next jobs for the requests that asked: one claim per worker
+/// (normally one per process), whose jobs are handed out in batch order until they run
+/// out. Returns each claim's lease token with the indexes of the requests it serves.
+fn write_next_claims(
+    writes: &mut Statements,
     dialect: Dialect,
     batch: &[FinishRequest],
-) -> StoreResult<HashMap<usize, ClaimedJob>> {
+) -> StoreResult<Vec<(String, Vec<usize>)>> {
     let mut askers: BTreeMap<(&str, chrono::Duration), Vec<usize>> = BTreeMap::new();
     for (index, request) in batch.iter().enumerate() {
         if let Some(next) = &request.end.next {
@@ -244,16 +257,16 @@ async fn claim_next(
                 .push(index);
         }
     }
-    let mut handed = HashMap::new();
+    let mut claims = Vec::new();
     for ((worker, lease), indexes) in askers {
         // The claim happens as the latest of these jobs finished.
         let Some(now) = indexes.iter().map(|&index| batch[index].end.at).max() else {
             continue;
         };
-        let jobs = claim_in(transaction, dialect, worker, indexes.len(), lease, now).await?;
-        handed.extend(indexes.into_iter().zip(jobs));
+        let token = write_claim(writes, dialect, worker, indexes.len(), lease, now)?;
+        claims.push((token, indexes));
     }
-    Ok(handed)
+    Ok(claims)
 }
 
 /// Sort rank of a priority: none < informational < notable < urgent.

@@ -72,6 +72,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "day_counts",
         sql: include_str!("../migrations/0012_day_counts.sql"),
     },
+    Migration {
+        version: 13,
+        name: "jobs_by_token",
+        sql: include_str!("../migrations/0013_jobs_by_token.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.
