@@ -224,7 +224,7 @@ fn entities(entities: &[Entity]) -> Value {
 }
 
 /// The triggers a finished investigation matches.
-fn investigation_triggers(finish: &Finish) -> Vec<&'static str> {
+pub fn investigation_triggers(finish: &Finish) -> Vec<&'static str> {
     use trigger_catalog::*;
     match finish {
         Finish::Completed { result, .. } => {
@@ -328,9 +328,8 @@ pub fn investigation_finished(
     state: &AppState,
     store: &Arc<dyn Store>,
     investigation_id: i64,
-    finish: &Finish,
+    triggers: Vec<&'static str>,
 ) {
-    let triggers = investigation_triggers(finish);
     let (state, store) = (state.clone(), store.clone());
     tokio::spawn(async move {
         if let Err(error) =
