@@ -150,8 +150,9 @@ fn sharing_investigations(
             " ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}"
         ));
     }
-    // Each (alert, entity index) pair comes once, so the sum of the powers of two is the
-    // set of indexes.
+    // Each (alert, entity index) pair comes once (an alert names an entity once: the
+    // primary key of alert_entities), so the sum of the powers of two is the set of
+    // indexes.
     sql.push(&format!(
         "), shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits FROM sharing \
          GROUP BY alert_id) \
