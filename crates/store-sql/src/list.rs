@@ -589,18 +589,17 @@ async fn tagged_by_state(
     sizes_by_state(connection, tagged).await
 }
 
-/// The (status, n) rows of `statement`, one per state.
+/// The (status, n) rows of `statement`, one per state, widened for the page-cost
+/// arithmetic (a state without rows has size 0 either way).
 async fn sizes_by_state(
     connection: &mut AnyConnection,
     statement: SqlBuilder,
 ) -> StoreResult<Vec<(InvestigationStatus, u128)>> {
-    let found = statement.build().fetch_all(&mut *connection).await.db()?;
-    let mut sizes = Vec::with_capacity(found.len());
-    for row in &found {
-        let state = rows::parsed(row, "status", InvestigationStatus::parse)?;
-        sizes.push((state, u128::try_from(rows::int(row, "n")?).unwrap_or(0)));
-    }
-    Ok(sizes)
+    let counts = fetch_counts(connection, statement).await?;
+    Ok(counts
+        .into_iter()
+        .map(|(state, n)| (state, u128::from(n)))
+        .collect())
 }
 
 fn has_filters_beyond_states(query: &InvestigationQuery) -> bool {
