@@ -550,6 +550,22 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=inv_create",
             ),
             (
+                "time range, sort inv_update",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=inv_update",
+            ),
+            (
+                "time range, every state, sort inv_complete",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&investigation_state=success&investigation_state=error&sort_type=inv_complete",
+            ),
+            (
+                "time range, sort alert_start asc, page 3",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05&alert_create_until=2026-01-06&sort_type=alert_start&sort_dir=asc&offset=40",
+            ),
+            (
+                "time range noon to noon (partial days), sort inv_create",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05T12:00:00Z&alert_create_until=2026-01-07T12:00:00Z&sort_type=inv_create",
+            ),
+            (
                 "filter tenant_id, sort inv_update",
                 "/app/api/v1/investigation?tenant_id=tenant-3&sort_type=inv_update",
             ),

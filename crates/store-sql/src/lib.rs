@@ -19,6 +19,7 @@ mod history;
 mod investigations;
 mod key_cache;
 mod list;
+mod list_days;
 pub mod migrate;
 mod queue;
 mod response_actions;

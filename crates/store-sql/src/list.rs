@@ -12,6 +12,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
+use crate::list_days::{self, DAY_MICROS, DayPart};
 use crate::queue::priority_rank;
 use crate::{DbResultExt, Dialect, investigations, rows, search};
 
@@ -34,6 +35,15 @@ pub async fn list_investigations(
     }
     let branches = page_branches(&mut connection, dialect, query, &matches, page_end).await?;
     let branches = split_by_priority(query, branches);
+    let branches = split_by_day(
+        &mut connection,
+        dialect,
+        query,
+        &matches,
+        branches,
+        page_end,
+    )
+    .await?;
     let page = page_query(dialect, query, &branches, page_end)?;
     let ids: Vec<i64> = page.build_scalar().fetch_all(&mut *connection).await.db()?;
     let items = investigations::fetch_by_ids(&mut connection, &ids).await?;
@@ -110,9 +120,6 @@ fn rows_count(one_state: Option<InvestigationStatus>) -> &'static str {
         None => "SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
     }
 }
-
-/// Microseconds in a UTC day: the unit of `investigation_day_counts.day`.
-const DAY_MICROS: i64 = 86_400_000_000;
 
 /// The exact count of a list filtered by states and an alert-creation range only
 /// (`CountFrom::Days`): the kept counts of the whole days inside the range, plus the
@@ -413,12 +420,14 @@ enum Access {
 }
 
 /// One state's part of the page: its state and how its rows are read; with a priority
-/// rank, only that rank's part of it (`split_by_priority`).
+/// rank, only that rank's part of it (`split_by_priority`); with a day, only that day's
+/// part of an alert-creation range (`split_by_day`).
 #[derive(Debug, Clone, Copy)]
 struct Branch {
     state: InvestigationStatus,
     access: Access,
     priority_rank: Option<i64>,
+    day: Option<DayPart>,
 }
 
 /// Every priority rank, lowest first.
@@ -456,6 +465,60 @@ fn split_by_priority(query: &InvestigationQuery, branches: Vec<Branch>) -> Vec<B
         .collect()
 }
 
+/// Under an alert-creation range that the sort order cannot seek into, each state whose
+/// matches would be read and sorted is read one alert day at a time instead
+/// (`list_days`), while the page stays within `MAX_DAY_BRANCHES` branches.
+async fn split_by_day(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    matches: &[(InvestigationStatus, u64)],
+    branches: Vec<Branch>,
+    page_end: u64,
+) -> StoreResult<Vec<Branch>> {
+    // Only the states and the range filter: every investigation of a whole day matches.
+    if !list_days::sorted_per_day(query.sort) || count_from(query) != CountFrom::Days {
+        return Ok(branches);
+    }
+    let mut split = Vec::with_capacity(branches.len());
+    let mut not_yet_split = branches.len();
+    for branch in branches {
+        not_yet_split -= 1;
+        let matching = matches
+            .iter()
+            .find(|(state, _)| *state == branch.state)
+            .map_or(0, |(_, matching)| *matching);
+        let room = list_days::MAX_DAY_BRANCHES.saturating_sub(split.len() + not_yet_split);
+        let parts = if branch.access == Access::Matches {
+            list_days::day_parts(
+                connection,
+                dialect,
+                query,
+                branch.state,
+                matching,
+                page_end,
+                room,
+            )
+            .await?
+        } else {
+            None
+        };
+        let Some(parts) = parts else {
+            split.push(branch);
+            continue;
+        };
+        split.extend(parts.into_iter().map(|part| Branch {
+            access: match part {
+                DayPart::Walk(_) => Access::SortOrder,
+                DayPart::Read { .. } => Access::Matches,
+            },
+            day: Some(part),
+            ..branch
+        }));
+    }
+    Ok(split)
+}
+
 /// The states with matches, each with how its part of the page is read: walking the sort
 /// order reads about `page_end * in_state / matches` rows when matches are spread evenly,
 /// reading the matches first reads `matches`; whichever is fewer wins. The counts are
@@ -484,6 +547,7 @@ async fn page_branches(
                 state: *state,
                 access: Access::Any,
                 priority_rank: None,
+                day: None,
             })
             .collect());
     }
@@ -543,6 +607,7 @@ async fn page_branches(
                 state: *state,
                 access,
                 priority_rank: None,
+                day: None,
             }
         })
         .collect())
@@ -680,7 +745,10 @@ fn push_branch(
         page.push(" AND i.priority_rank = ");
         page.bind(rank)?;
     }
-    push_other_filters(page, dialect, query, branch.access)?;
+    match branch.day {
+        Some(part) => list_days::push_day_part(page, dialect, query, part)?,
+        None => push_other_filters(page, dialect, query, branch.access)?,
+    }
     let columns = sort_columns(query.sort);
     push_order(page, dialect, "i.", columns, query.direction, branch.access);
     Ok(())
@@ -885,7 +953,11 @@ fn push_other_ranges(builder: &mut SqlBuilder, query: &InvestigationQuery) -> St
     push_range(builder, "i.feedback_updated_at", query.feedback_updated)
 }
 
-fn push_range(builder: &mut SqlBuilder, column: &str, range: TimeRange) -> StoreResult<()> {
+pub(crate) fn push_range(
+    builder: &mut SqlBuilder,
+    column: &str,
+    range: TimeRange,
+) -> StoreResult<()> {
     if let Some(from) = range.from {
         builder.push(&format!(" AND {column} >= "));
         builder.bind(rows::micros(from))?;
@@ -915,6 +987,22 @@ fn sort_columns(key: SortKey) -> &'static [&'static str] {
         SortKey::InvestigationUpdate => &["updated_at"],
         SortKey::Priority => &["priority_rank", "alert_create_time"],
     }
+}
+
+/// ORDER BY the query's sort order, walkable by its index, on the investigations (`i`).
+pub(crate) fn push_sort_order(
+    builder: &mut SqlBuilder,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+) {
+    push_order(
+        builder,
+        dialect,
+        "i.",
+        sort_columns(query.sort),
+        query.direction,
+        Access::SortOrder,
+    );
 }
 
 /// The sort columns that may hold NULL (no start time, not yet complete).

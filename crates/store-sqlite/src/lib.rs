@@ -77,6 +77,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "jobs_by_token",
         sql: include_str!("../migrations/0013_jobs_by_token.sql"),
     },
+    Migration {
+        version: 14,
+        name: "alert_day_orders",
+        sql: include_str!("../migrations/0014_alert_day_orders.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

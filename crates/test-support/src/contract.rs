@@ -43,6 +43,7 @@ macro_rules! store_contract_tests {
             list_counts_stay_exact_through_every_change,
             insight_tag_counts_stay_exact,
             day_counts_answer_alert_creation_ranges,
+            alert_creation_ranges_list_by_day_in_every_time_order,
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
             guards_count_bursts_and_find_the_first_of_a_story,
@@ -2212,6 +2213,148 @@ fn errors_too() -> InvestigationQuery {
     InvestigationQuery {
         states: InvestigationStatus::ALL.to_vec(),
         ..query()
+    }
+}
+
+/// A list under an alert-creation range, sorted by another time, is read one UTC day at a
+/// time when that reads fewer rows (store-sql's `list_days`): the whole days walked in the
+/// sort order, the partial days at the ends walked or read. Every page of every such order,
+/// over ranges with whole days, partial ends, open ends and two states, must list exactly
+/// what filtering the unranged list by the range gives, in its order.
+pub async fn alert_creation_ranges_list_by_day_in_every_time_order(store: Arc<dyn Store>) {
+    use InvestigationStatus::{NotAsked, Success};
+    // Forty alerts in each of four UTC days (which start at minutes -720, 720, 2160 and
+    // 3600), 35 minutes apart: enough that a page splits by day over several pages, and
+    // that a walk of a partial day is probed before it is chosen.
+    let alerts = (0..4_i64).flat_map(|day| (0..40).map(move |slot| (day, 5 + 35 * slot)));
+    // (id, alert minute) of each.
+    let mut stored: Vec<(i64, i64)> = Vec::new();
+    let mut queued = Vec::new();
+    for (index, (day, offset)) in alerts.enumerate() {
+        let index = index as i64;
+        let minute = -720 + day * 1440 + offset;
+        let mut alert = simple_alert(&format!("day {day} minute {minute}"), minute);
+        // Start times and completion times in other orders than creation, with ties.
+        alert.parsed.start_time = Some(time(minute - (index * 37 % 11) * 200));
+        if index % 10 == 3 {
+            queued.push((alert, minute));
+            continue;
+        }
+        let concluded_at = 10_000 + index * 7919 % 23;
+        let id = concluded(
+            &store,
+            alert,
+            Outcome::FalseAlert,
+            Priority::Informational,
+            concluded_at,
+        )
+        .await;
+        stored.push((id, minute));
+    }
+    // Created last, so that no claim above takes their jobs: they stay not_asked, with no
+    // completion time.
+    for (alert, minute) in queued {
+        let id = store
+            .create_investigation(alert, false)
+            .await
+            .unwrap()
+            .investigation_id();
+        stored.push((id, minute));
+    }
+    let minute_of = |id: i64| {
+        stored
+            .iter()
+            .find(|(stored, _)| *stored == id)
+            .map(|(_, minute)| *minute)
+    };
+    let end_of = |minute: i64| time(minute) - Duration::microseconds(1);
+    let ranges = [
+        // Three whole days.
+        (Some(time(-720)), Some(end_of(3600))),
+        // A partial day at each end.
+        (Some(time(-700)), Some(time(3000))),
+        // Open ends.
+        (Some(time(100)), None),
+        (None, Some(time(1500))),
+        // Inside one day.
+        (Some(time(800)), Some(time(900))),
+        // The last alert of the first day and the first of the last.
+        (Some(time(-720 + 1370)), Some(time(3600 + 5))),
+        // All of the first day but its first alert.
+        (Some(time(-710)), Some(end_of(2160))),
+        // The last three alerts of the first day, and the next two days.
+        (Some(time(-720 + 1300)), Some(end_of(3600))),
+        // The next two days, and the first three alerts of the last.
+        (Some(time(720)), Some(time(3600 + 75))),
+    ];
+    for states in [vec![], vec![Success, NotAsked]] {
+        for sort in [
+            SortKey::AlertStart,
+            SortKey::InvestigationCreate,
+            SortKey::InvestigationComplete,
+            SortKey::InvestigationUpdate,
+        ] {
+            for direction in [SortDirection::Ascending, SortDirection::Descending] {
+                let unranged = InvestigationQuery {
+                    states: states.clone(),
+                    sort,
+                    direction,
+                    limit: 1000,
+                    ..query()
+                };
+                let everything = ids(&store, &unranged).await;
+                for (from, until) in ranges {
+                    let in_range = |id: &i64| {
+                        minute_of(*id).is_some_and(|minute| {
+                            from.is_none_or(|from| from <= time(minute))
+                                && until.is_none_or(|until| time(minute) <= until)
+                        })
+                    };
+                    let expected: Vec<i64> = everything.iter().copied().filter(in_range).collect();
+                    assert!(!expected.is_empty());
+                    let ranged = InvestigationQuery {
+                        alert_create: TimeRange { from, until },
+                        ..unranged.clone()
+                    };
+                    let case =
+                        format!("{states:?} {sort:?} {direction:?} from {from:?} until {until:?}");
+                    assert_eq!(ids(&store, &ranged).await, expected, "{case}");
+                    // The first sixteen pages of one, split by day (a partial day is
+                    // probed: up to the eighth page, fewer rows than a day's forty), then
+                    // the last page of three, read.
+                    let page = |offset: u64, limit: u32| {
+                        let store = store.clone();
+                        let ranged = ranged.clone();
+                        async move {
+                            store
+                                .list_investigations(&InvestigationQuery {
+                                    limit,
+                                    offset,
+                                    ..ranged
+                                })
+                                .await
+                                .unwrap()
+                        }
+                    };
+                    let mut walked = Vec::new();
+                    for offset in 0..16 {
+                        let listed = page(offset, 1).await;
+                        assert_eq!(listed.total, expected.len() as u64, "{case}");
+                        walked.extend(listed.items.iter().map(|item| item.id));
+                    }
+                    let last = expected.len().saturating_sub(3);
+                    let tail: Vec<i64> = page(last as u64, 3)
+                        .await
+                        .items
+                        .iter()
+                        .map(|item| item.id)
+                        .collect();
+                    assert_eq!(tail, expected[last..], "last page {case}");
+                    let expected = &expected[..expected.len().min(16)];
+                    assert_eq!(walked, expected, "paging {case}");
+                }
+            }
+        }
     }
 }
 

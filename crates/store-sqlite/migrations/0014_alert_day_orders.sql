@@ -1,0 +1,11 @@
+-- A list under an alert-creation range, sorted by another time, is read one UTC day of
+-- alert creation at a time (store-sql's list_days.rs): each of these sort orders, per
+-- day. The day is written exactly as the list writes it, or the index goes unused.
+CREATE INDEX investigations_by_day_created
+    ON investigations (status, (alert_create_time / 86400000000), created_at, id);
+CREATE INDEX investigations_by_day_updated
+    ON investigations (status, (alert_create_time / 86400000000), updated_at, id);
+CREATE INDEX investigations_by_day_completed
+    ON investigations (status, (alert_create_time / 86400000000), generated_time, id);
+CREATE INDEX investigations_by_day_alert_start
+    ON investigations (status, (alert_create_time / 86400000000), alert_start_time, id);
