@@ -97,7 +97,9 @@ pub(crate) async fn day_parts(
     }
     let mut parts = Vec::new();
     for day in first_day..=last_day {
-        let (day_start, day_end) = (day * DAY_MICROS, day * DAY_MICROS + DAY_MICROS - 1);
+        // Saturating: no overflow even for the last day a timestamp can name.
+        let day_start = day.saturating_mul(DAY_MICROS);
+        let day_end = day_start.saturating_add(DAY_MICROS - 1);
         let whole =
             from.is_none_or(|from| from <= day_start) && until.is_none_or(|until| day_end <= until);
         let part_from = from.map_or(day_start, |from| from.max(day_start));
