@@ -465,8 +465,8 @@ fn split_by_priority(query: &InvestigationQuery, branches: Vec<Branch>) -> Vec<B
         .collect()
 }
 
-/// Under an alert-creation range that the sort order cannot seek into, each state whose
-/// matches would be read and sorted is read one alert day at a time instead
+/// Under an alert-creation range that the sort order cannot seek into, the successes, if
+/// their matches would be read and sorted, are read one alert day at a time instead
 /// (`list_days`), while the page stays within `MAX_DAY_BRANCHES` branches.
 async fn split_by_day(
     connection: &mut AnyConnection,
@@ -489,17 +489,8 @@ async fn split_by_day(
             .find(|(state, _)| *state == branch.state)
             .map_or(0, |(_, matching)| *matching);
         let room = list_days::MAX_DAY_BRANCHES.saturating_sub(split.len() + not_yet_split);
-        let parts = if branch.access == Access::Matches {
-            list_days::day_parts(
-                connection,
-                dialect,
-                query,
-                branch.state,
-                matching,
-                page_end,
-                room,
-            )
-            .await?
+        let parts = if branch.access == Access::Matches && branch.state == list_days::SPLIT_STATE {
+            list_days::day_parts(connection, dialect, query, matching, page_end, room).await?
         } else {
             None
         };
@@ -738,16 +729,17 @@ fn push_branch(
     query: &InvestigationQuery,
     branch: &Branch,
 ) -> StoreResult<()> {
-    page.push("i.status = ");
-    page.bind(branch.state.as_str().to_string())?;
-    if let Some(rank) = branch.priority_rank {
-        // Always indexable: it is the sort index's second column.
-        page.push(" AND i.priority_rank = ");
-        page.bind(rank)?;
-    }
-    match branch.day {
-        Some(part) => list_days::push_day_part(page, dialect, query, part)?,
-        None => push_other_filters(page, dialect, query, branch.access)?,
+    if let Some(part) = branch.day {
+        list_days::push_day_part(page, dialect, query, part)?;
+    } else {
+        page.push("i.status = ");
+        page.bind(branch.state.as_str().to_string())?;
+        if let Some(rank) = branch.priority_rank {
+            // Always indexable: it is the sort index's second column.
+            page.push(" AND i.priority_rank = ");
+            page.bind(rank)?;
+        }
+        push_other_filters(page, dialect, query, branch.access)?;
     }
     let columns = sort_columns(query.sort);
     push_order(page, dialect, "i.", columns, query.direction, branch.access);
