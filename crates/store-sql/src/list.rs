@@ -405,7 +405,7 @@ fn has_time_ranges(query: &InvestigationQuery) -> bool {
 
 /// Which indexes the page's statement may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
+pub(crate) enum Access {
     /// Whatever the planner picks.
     Any,
     /// Walk the index of the sort order (`status` then the sort columns) and stop after
@@ -787,7 +787,7 @@ fn push_states(
 /// unusable by an index without changing its value, which leaves the sort order's index
 /// as the only way in. PostgreSQL's planner walks the sort order on its own when a filter
 /// is common (its estimates of equality filters are good).
-fn column(dialect: Dialect, access: Access, name: &str) -> String {
+pub(crate) fn column(dialect: Dialect, access: Access, name: &str) -> String {
     if dialect == Dialect::Sqlite && access == Access::SortOrder {
         format!("+i.{name}")
     } else {

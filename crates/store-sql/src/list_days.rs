@@ -20,6 +20,7 @@ use sleuth_store::{InvestigationQuery, SortKey, StoreResult};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
+use crate::list::Access;
 use crate::{DbResultExt, Dialect, rows};
 
 /// Microseconds in a UTC day: the unit of `investigation_day_counts.day` and of the alert
@@ -201,35 +202,26 @@ fn push_state_and_range(
     Ok(())
 }
 
-/// A day part's conditions: its state, then the rest each as ` AND ...` (the query's only
-/// filters besides the state, see `sorted_per_day`). A walk names its day, which the index of the sort order seeks
-/// into, and tests the range on each row; on SQLite the range is made unindexable (`+`),
-/// which leaves that index as the only way in.
+/// A day part's conditions: its state, then the rest (the query's only filters besides
+/// the state, see `sorted_per_day`). A walk names its day, which the index of the sort
+/// order seeks into, and tests the range on each row, written as the walk of a sort order
+/// writes its filters (`list::column`: unindexable on SQLite, which leaves that index as
+/// the only way in). A read is its part of the range.
 pub(crate) fn push_day_part(
     builder: &mut SqlBuilder,
     dialect: Dialect,
     query: &InvestigationQuery,
     part: DayPart,
 ) -> StoreResult<()> {
-    builder.push(SPLIT_STATE_SQL);
     match part {
         DayPart::Walk(day) => {
-            builder.push(&format!(" AND {ALERT_DAY} = "));
+            builder.push(&format!("{SPLIT_STATE_SQL} AND {ALERT_DAY} = "));
             builder.bind(day)?;
-            let column = match dialect {
-                Dialect::Sqlite => "+i.alert_create_time",
-                Dialect::Postgres => "i.alert_create_time",
-            };
-            crate::list::push_range(builder, column, query.alert_create)?;
+            let column = crate::list::column(dialect, Access::SortOrder, "alert_create_time");
+            crate::list::push_range(builder, &column, query.alert_create)
         }
-        DayPart::Read { from, until } => {
-            builder.push(" AND i.alert_create_time >= ");
-            builder.bind(from)?;
-            builder.push(" AND i.alert_create_time <= ");
-            builder.bind(until)?;
-        }
+        DayPart::Read { from, until } => push_state_and_range(builder, Some(from), Some(until)),
     }
-    Ok(())
 }
 
 #[cfg(test)]
