@@ -11,7 +11,8 @@
 //!
 //! `cargo bench -p sleuth-cli --bench api` (BENCH_BACKENDS=sqlite,postgres;
 //! SLEUTH_TEST_POSTGRES_URL for PostgreSQL; BENCH_ROWS, BENCH_SECONDS to scale;
-//! BENCH_PARTS=creates,latency,drain,lists to run some of them).
+//! BENCH_PARTS=creates,latency,drain,lists to run some of them; BENCH_LOG, a tracing
+//! filter, to log to stderr).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -566,6 +567,14 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?alert_create_from=2026-01-05T12:00:00Z&alert_create_until=2026-01-07T12:00:00Z&sort_type=inv_create",
             ),
             (
+                "time range noon to noon (partial days), sort inv_create asc",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05T12:00:00Z&alert_create_until=2026-01-07T12:00:00Z&sort_type=inv_create&sort_dir=asc",
+            ),
+            (
+                "time range noon to noon (partial days), sort inv_update, page 3",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05T12:00:00Z&alert_create_until=2026-01-07T12:00:00Z&sort_type=inv_update&offset=40",
+            ),
+            (
                 "filter tenant_id, sort inv_update",
                 "/app/api/v1/investigation?tenant_id=tenant-3&sort_type=inv_update",
             ),
@@ -634,6 +643,13 @@ async fn run(backend: &str) {
 }
 
 fn main() {
+    // BENCH_LOG=sqlx::query=debug prints every statement with its time, to stderr.
+    if let Ok(filter) = std::env::var("BENCH_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -85,6 +85,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "alert_day_orders",
         sql: include_str!("../migrations/0014_alert_day_orders.sql"),
     },
+    Migration {
+        version: 15,
+        name: "day_orders_hold_the_time",
+        sql: include_str!("../migrations/0015_day_orders_hold_the_time.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.
