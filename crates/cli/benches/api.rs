@@ -575,6 +575,10 @@ async fn run(backend: &str) {
                 "/app/api/v1/investigation?alert_create_from=2026-01-05T12:00:00Z&alert_create_until=2026-01-07T12:00:00Z&sort_type=inv_update&offset=40",
             ),
             (
+                "time range 01:00 to 23:00 two days on (partial days of 23 hours)",
+                "/app/api/v1/investigation?alert_create_from=2026-01-05T01:00:00Z&alert_create_until=2026-01-07T23:00:00Z",
+            ),
+            (
                 "filter tenant_id, sort inv_update",
                 "/app/api/v1/investigation?tenant_id=tenant-3&sort_type=inv_update",
             ),

@@ -123,7 +123,8 @@ fn rows_count(one_state: Option<InvestigationStatus>) -> &'static str {
 
 /// The exact count of a list filtered by states and an alert-creation range only
 /// (`CountFrom::Days`): the kept counts of the whole days inside the range, plus the
-/// investigations of the partial days at its ends, in one statement. `None` when the
+/// investigations of the partial days at its ends (or, for a partial day of more than half
+/// a day, its kept count less the rest of the day: `rest_of_day`), in one statement. `None` when the
 /// range holds no whole day, which is counted by its rows.
 async fn count_days(
     connection: &mut AnyConnection,
@@ -166,18 +167,64 @@ async fn count_days(
         .flatten()
         .filter(|(start, end)| start <= end)
     {
-        count.push(
-            " UNION ALL SELECT i.status AS status, COUNT(*) AS n FROM investigations i WHERE ",
-        );
-        push_states(&mut count, "i.status", query)?;
-        count.push(" AND i.alert_create_time >= ");
-        count.bind(start)?;
-        count.push(" AND i.alert_create_time <= ");
-        count.bind(end)?;
-        count.push(" GROUP BY i.status");
+        match rest_of_day(start, end) {
+            // Most of the day: its kept count, less the rows of the rest of it.
+            Some((rest_start, rest_end)) => {
+                count.push(
+                    " UNION ALL SELECT i.status AS status, i.n AS n \
+                     FROM investigation_day_counts i WHERE ",
+                );
+                push_states(&mut count, "i.status", query)?;
+                count.push(" AND i.day = ");
+                count.bind(start.div_euclid(DAY_MICROS))?;
+                push_rows_count(&mut count, query, "-COUNT(*)", rest_start, rest_end)?;
+            }
+            None => push_rows_count(&mut count, query, "COUNT(*)", start, end)?,
+        }
     }
     count.push(") AS parts GROUP BY status");
     Ok(Some(fetch_counts(connection, count).await?))
+}
+
+/// A branch of `count_days` counting, per state, the matches created from `start` to `end`
+/// (microseconds, inclusive) as `counted` (`COUNT(*)` or its negation).
+fn push_rows_count(
+    count: &mut SqlBuilder,
+    query: &InvestigationQuery,
+    counted: &str,
+    start: i64,
+    end: i64,
+) -> StoreResult<()> {
+    count.push(&format!(
+        " UNION ALL SELECT i.status AS status, {counted} AS n FROM investigations i WHERE "
+    ));
+    push_states(count, "i.status", query)?;
+    count.push(" AND i.alert_create_time >= ");
+    count.bind(start)?;
+    count.push(" AND i.alert_create_time <= ");
+    count.bind(end)?;
+    count.push(" GROUP BY i.status");
+    Ok(())
+}
+
+/// For a partial day at an end of a range (`start` to `end`, inclusive, within one day and
+/// reaching one of its ends) that spans more than half the day: the rest of that day.
+/// Counting the rest and subtracting it from the day's kept count reads at most half a
+/// day's rows, where counting the part itself read up to all of them (a range from 01:00
+/// one day to 23:00 the next counted 46 hours of rows).
+fn rest_of_day(start: i64, end: i64) -> Option<(i64, i64)> {
+    let day_start = start.div_euclid(DAY_MICROS).saturating_mul(DAY_MICROS);
+    let day_end = day_start.saturating_add(DAY_MICROS - 1);
+    if end.saturating_sub(start) < DAY_MICROS / 2 {
+        return None;
+    }
+    if start == day_start && end < day_end {
+        Some((end + 1, day_end))
+    } else if end == day_end && start > day_start {
+        Some((day_start, start - 1))
+    } else {
+        None
+    }
 }
 
 /// The counts by state of a `SELECT COUNT(*)` over one `state`'s matches.
@@ -1094,4 +1141,31 @@ async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str) -> StoreResult<
     .await
     .db()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rest_of_a_day_is_counted_for_a_partial_day_of_more_than_half() {
+        let hour = DAY_MICROS / 24;
+        let day = 20_460 * DAY_MICROS;
+        let end = day + DAY_MICROS - 1;
+        // From 01:00 to the day's end, and from its start to 23:00.
+        assert_eq!(rest_of_day(day + hour, end), Some((day, day + hour - 1)));
+        assert_eq!(
+            rest_of_day(day, day + 23 * hour - 1),
+            Some((day + 23 * hour, end))
+        );
+        // Half a day or less is counted by its own rows.
+        assert_eq!(rest_of_day(day + 12 * hour, end), None);
+        assert_eq!(rest_of_day(day + 20 * hour, end), None);
+        // Before 1970, days are cut by floor division as well.
+        let ancient = -3 * DAY_MICROS;
+        assert_eq!(
+            rest_of_day(ancient + hour, ancient + DAY_MICROS - 1),
+            Some((ancient, ancient + hour - 1))
+        );
+    }
 }

@@ -2001,8 +2001,9 @@ fn created_in(first: i64, last: i64, filters: InvestigationQuery) -> Investigati
 
 /// A list filtered by states and an alert-creation range only sums the kept counts of the
 /// whole UTC days inside the range and counts the rows of the partial days at its ends
-/// (migration 0012): every combination of whole days, partial days, open ends, days before
-/// 1970 and states must match both a count of the rows and the truth.
+/// (migration 0012), or of the rest of a day for a partial day of more than half of it:
+/// every combination of whole days, partial days, open ends, days before 1970 and states
+/// must match both a count of the rows and the truth.
 pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
     use InvestigationStatus::{Error, Loading, NotAsked, Success};
     // Minutes after 2026-03-01 12:00; UTC days start at minutes -720 (1 March), 720 and 2160.
@@ -2066,6 +2067,9 @@ pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
         (Some(time(-720)), Some(end_of(2160))),
         (Some(time(-721)), Some(time(2160))),
         (Some(time(-10)), Some(time(720))),
+        // Partial days of more than half a day at both ends, whose rests hold alerts (-10
+        // and 3000): each counted as its day less its rest.
+        (Some(time(-5)), Some(time(2940))),
         (Some(time(0)), None),
         (None, Some(time(700))),
         (None, Some(end_of(-720))),
