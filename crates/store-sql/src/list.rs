@@ -124,8 +124,8 @@ fn rows_count(one_state: Option<InvestigationStatus>) -> &'static str {
 /// The exact count of a list filtered by states and an alert-creation range only
 /// (`CountFrom::Days`): the kept counts of the whole days inside the range, plus the
 /// investigations of the partial days at its ends (or, for a partial day of more than half
-/// a day, its kept count less the rest of the day: `rest_of_day`), in one statement. `None` when the
-/// range holds no whole day, which is counted by its rows.
+/// a day, its kept count less the rest of the day: `rest_of_day`), in one statement. `None`
+/// when the range lies inside one day, which is counted by its rows.
 async fn count_days(
     connection: &mut AnyConnection,
     query: &InvestigationQuery,
@@ -136,8 +136,10 @@ async fn count_days(
     let first_day =
         from.map(|from| from.div_euclid(DAY_MICROS) + i64::from(from.rem_euclid(DAY_MICROS) != 0));
     let last_day = until.map(|until| until.saturating_add(1).div_euclid(DAY_MICROS) - 1);
+    // Inside one day, the two partial days below would be the same day. Across one
+    // midnight (first == last + 1) they are the days on either side, and no day is whole.
     if let (Some(first), Some(last)) = (first_day, last_day)
-        && first > last
+        && first > last + 1
     {
         return Ok(None);
     }
@@ -211,7 +213,7 @@ fn push_rows_count(
 /// reaching one of its ends) that spans more than half the day: the rest of that day.
 /// Counting the rest and subtracting it from the day's kept count reads at most half a
 /// day's rows, where counting the part itself read up to all of them (a range from 01:00
-/// one day to 23:00 the next counted 46 hours of rows).
+/// one day to 23:00 the next counted 46 hours of rows; now two).
 fn rest_of_day(start: i64, end: i64) -> Option<(i64, i64)> {
     let day_start = start.div_euclid(DAY_MICROS).saturating_mul(DAY_MICROS);
     let day_end = day_start.saturating_add(DAY_MICROS - 1);

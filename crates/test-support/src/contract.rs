@@ -2070,6 +2070,8 @@ pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
         // Partial days of more than half a day at both ends, whose rests hold alerts (-10
         // and 3000): each counted as its day less its rest.
         (Some(time(-5)), Some(time(2940))),
+        // The same across one midnight, with no whole day between.
+        (Some(time(-5)), Some(time(1500))),
         (Some(time(0)), None),
         (None, Some(time(700))),
         (None, Some(end_of(-720))),
