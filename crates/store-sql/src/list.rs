@@ -215,8 +215,7 @@ fn push_rows_count(
 /// day's rows, where counting the part itself read up to all of them (a range from 01:00
 /// one day to 23:00 the next counted 46 hours of rows; now two).
 fn rest_of_day(start: i64, end: i64) -> Option<(i64, i64)> {
-    let day_start = start.div_euclid(DAY_MICROS).saturating_mul(DAY_MICROS);
-    let day_end = day_start.saturating_add(DAY_MICROS - 1);
+    let (day_start, day_end) = list_days::day_bounds(start.div_euclid(DAY_MICROS));
     if end.saturating_sub(start) < DAY_MICROS / 2 {
         return None;
     }

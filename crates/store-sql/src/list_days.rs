@@ -31,6 +31,13 @@ use crate::{DbResultExt, Dialect, rows};
 /// day that migration 0014 indexes.
 pub(crate) const DAY_MICROS: i64 = 86_400_000_000;
 
+/// The first and last microsecond of UTC day `day` (days counted from 1970-01-01, floor
+/// division before it). Saturating: no overflow even for the last day a timestamp can name.
+pub(crate) fn day_bounds(day: i64) -> (i64, i64) {
+    let day_start = day.saturating_mul(DAY_MICROS);
+    (day_start, day_start.saturating_add(DAY_MICROS - 1))
+}
+
 /// The alert-creation day of an investigation, written exactly as migration 0014 indexes
 /// it (both databases use an expression index only for the same expression). Integer
 /// division truncates toward zero on both, which equals the UTC day from 1970 on; days
@@ -111,9 +118,7 @@ pub(crate) async fn day_parts(
     }
     let mut parts = Vec::new();
     for day in first_day..=last_day {
-        // Saturating: no overflow even for the last day a timestamp can name.
-        let day_start = day.saturating_mul(DAY_MICROS);
-        let day_end = day_start.saturating_add(DAY_MICROS - 1);
+        let (day_start, day_end) = day_bounds(day);
         let whole =
             from.is_none_or(|from| from <= day_start) && until.is_none_or(|until| day_end <= until);
         let part_from = from.map_or(day_start, |from| from.max(day_start));
