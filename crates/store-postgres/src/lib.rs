@@ -90,6 +90,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "day_orders_hold_the_time",
         sql: include_str!("../migrations/0015_day_orders_hold_the_time.sql"),
     },
+    Migration {
+        version: 16,
+        name: "hour_counts",
+        sql: include_str!("../migrations/0016_hour_counts.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -28,7 +28,7 @@ sleuth_test_support::strategy_contract_tests!(open());
 /// Counts per state as the list reports them (from `investigation_counts`), then per state
 /// of the investigations tagged `tagged` (from `investigation_tag_counts`).
 async fn state_totals(store: &dyn Store) -> Vec<u64> {
-    // A range of whole days: counted from `investigation_day_counts` (migration 0012).
+    // A range of whole hours: counted from `investigation_hour_counts` (migration 0016).
     let whole_days = sleuth_store::TimeRange {
         from: Some(sleuth_test_support::fixtures::time(-10_000)),
         until: Some(sleuth_test_support::fixtures::time(10_000)),
@@ -57,8 +57,8 @@ async fn state_totals(store: &dyn Store) -> Vec<u64> {
 }
 
 /// PostgreSQL's list counts are deltas that the store folds in the background (migrations
-/// 0007, 0008 and 0012): folding, even by two processes at once, changes no count and
-/// leaves one row per combination of counted columns (and tag name, or day).
+/// 0007, 0008 and 0016): folding, even by two processes at once, changes no count and
+/// leaves one row per combination of counted columns (and tag name, or hour).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folding_the_count_deltas_changes_no_count() {
     use sleuth_domain::{Outcome, Priority};
@@ -125,12 +125,12 @@ async fn folding_the_count_deltas_changes_no_count() {
         "one row per tag and combination once folded"
     );
     let (rows, combinations): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COUNT(DISTINCT (status, day)) FROM investigation_day_counts",
+        "SELECT COUNT(*), COUNT(DISTINCT (status, hour)) FROM investigation_hour_counts",
     )
     .fetch_one(store.pool())
     .await
     .unwrap();
-    assert_eq!(rows, combinations, "one row per state and day once folded");
+    assert_eq!(rows, combinations, "one row per state and hour once folded");
 }
 
 /// Upgrading a database that already holds data (see `sleuth_test_support::upgrade`).

@@ -12,7 +12,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
-use crate::list_days::{self, DAY_MICROS, DayPart};
+use crate::list_days::{self, DayPart};
 use crate::queue::priority_rank;
 use crate::{DbResultExt, Dialect, investigations, rows, search};
 
@@ -69,7 +69,7 @@ async fn count_by_state(
     let from = count_from(query);
     // Rows of one state are counted without grouping, which would read each match's state
     // again: 11 ms instead of 19 for the 170,000 investigations of a two-day range.
-    let by_rows = matches!(from, CountFrom::Rows | CountFrom::Days);
+    let by_rows = matches!(from, CountFrom::Rows | CountFrom::Hours);
     let one_state = match states(query)[..] {
         [state] if by_rows => Some(state),
         _ => None,
@@ -78,11 +78,11 @@ async fn count_by_state(
         CountFrom::Tags(names) => {
             return count_tag_union(connection, dialect, query, names).await;
         }
-        CountFrom::Days => {
-            if let Some(counts) = count_days(connection, query).await? {
+        CountFrom::Hours => {
+            if let Some(counts) = count_hours(connection, query).await? {
                 return Ok(counts);
             }
-            // No whole day in the range: its rows are counted below.
+            // A range inside one hour: its rows are counted below.
             rows_count(one_state)
         }
         CountFrom::Combinations => SUM_COUNTS_BY_STATE,
@@ -121,64 +121,68 @@ fn rows_count(one_state: Option<InvestigationStatus>) -> &'static str {
     }
 }
 
+/// Microseconds in an hour: the unit of `investigation_hour_counts.hour` (migration 0016).
+const HOUR_MICROS: i64 = 3_600_000_000;
+
 /// The exact count of a list filtered by states and an alert-creation range only
-/// (`CountFrom::Days`): the kept counts of the whole days inside the range, plus the
-/// investigations of the partial days at its ends (or, for a partial day of more than half
-/// a day, its kept count less the rest of the day: `rest_of_day`), in one statement. `None`
-/// when the range lies inside one day, which is counted by its rows.
-async fn count_days(
+/// (`CountFrom::Hours`): the kept counts of the whole hours inside the range, plus the
+/// investigations of the partial hours at its ends (or, for a partial hour of more than
+/// half an hour, its kept count less the rest of the hour: `rest_of_hour`), in one
+/// statement. So the rows read stay under an hour's worth, however the range is cut.
+/// `None` when the range lies inside one hour, which is counted by its rows.
+async fn count_hours(
     connection: &mut AnyConnection,
     query: &InvestigationQuery,
 ) -> StoreResult<Option<Vec<(InvestigationStatus, u64)>>> {
     let from = query.alert_create.from.map(rows::micros);
     let until = query.alert_create.until.map(rows::micros);
-    // The whole days: each day d with from <= d * DAY and (d + 1) * DAY - 1 <= until.
-    let first_day =
-        from.map(|from| from.div_euclid(DAY_MICROS) + i64::from(from.rem_euclid(DAY_MICROS) != 0));
-    let last_day = until.map(|until| until.saturating_add(1).div_euclid(DAY_MICROS) - 1);
-    // Inside one day, the two partial days below would be the same day. Across one
-    // midnight (first == last + 1) they are the days on either side, and no day is whole.
-    if let (Some(first), Some(last)) = (first_day, last_day)
+    // The whole hours: each hour h with from <= h * HOUR and (h + 1) * HOUR - 1 <= until.
+    let first_hour = from
+        .map(|from| from.div_euclid(HOUR_MICROS) + i64::from(from.rem_euclid(HOUR_MICROS) != 0));
+    let last_hour = until.map(|until| until.saturating_add(1).div_euclid(HOUR_MICROS) - 1);
+    // Inside one hour, the two partial hours below would be the same hour. Across one
+    // hour's end (first == last + 1) they are the hours on either side, and none is whole.
+    if let (Some(first), Some(last)) = (first_hour, last_hour)
         && first > last + 1
     {
         return Ok(None);
     }
     let mut count = SqlBuilder::new(
         "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM (\
-         SELECT i.status AS status, i.n AS n FROM investigation_day_counts i WHERE ",
+         SELECT i.status AS status, i.n AS n FROM investigation_hour_counts i WHERE ",
     );
     push_states(&mut count, "i.status", query)?;
-    if let Some(first) = first_day {
-        count.push(" AND i.day >= ");
+    if let Some(first) = first_hour {
+        count.push(" AND i.hour >= ");
         count.bind(first)?;
     }
-    if let Some(last) = last_day {
-        count.push(" AND i.day <= ");
+    if let Some(last) = last_hour {
+        count.push(" AND i.hour <= ");
         count.bind(last)?;
     }
-    // The partial days: from `from` to the first whole day, and after the last one.
+    // The partial hours: from `from` to the first whole hour, and after the last one.
     let edges = [
-        from.zip(first_day)
-            .map(|(from, first)| (from, first * DAY_MICROS - 1)),
+        from.zip(first_hour)
+            .map(|(from, first)| (from, first * HOUR_MICROS - 1)),
         until
-            .zip(last_day)
-            .map(|(until, last)| ((last + 1) * DAY_MICROS, until)),
+            .zip(last_hour)
+            .map(|(until, last)| ((last + 1) * HOUR_MICROS, until)),
     ];
     for (start, end) in edges
         .into_iter()
         .flatten()
         .filter(|(start, end)| start <= end)
     {
-        match rest_of_day(start, end) {
-            // Most of the day: its kept count, less the rows of the rest of it.
+        match rest_of_hour(start, end) {
+            // Most of the hour: its kept count, less the rows of the rest of it.
             Some((rest_start, rest_end)) => {
                 count.push(
                     " UNION ALL SELECT i.status AS status, i.n AS n \
-                     FROM investigation_day_counts i WHERE ",
+                     FROM investigation_hour_counts i WHERE ",
                 );
                 push_states(&mut count, "i.status", query)?;
-                count.push(" AND i.day = ");
-                count.bind(start.div_euclid(DAY_MICROS))?;
+                count.push(" AND i.hour = ");
+                count.bind(start.div_euclid(HOUR_MICROS))?;
                 push_rows_count(&mut count, query, "-COUNT(*)", rest_start, rest_end)?;
             }
             None => push_rows_count(&mut count, query, "COUNT(*)", start, end)?,
@@ -188,8 +192,8 @@ async fn count_days(
     Ok(Some(fetch_counts(connection, count).await?))
 }
 
-/// A branch of `count_days` counting, per state, the matches created from `start` to `end`
-/// (microseconds, inclusive) as `counted` (`COUNT(*)` or its negation).
+/// A branch of `count_hours` counting, per state, the matches created from `start` to
+/// `end` (microseconds, inclusive) as `counted` (`COUNT(*)` or its negation).
 fn push_rows_count(
     count: &mut SqlBuilder,
     query: &InvestigationQuery,
@@ -209,20 +213,20 @@ fn push_rows_count(
     Ok(())
 }
 
-/// For a partial day at an end of a range (`start` to `end`, inclusive, within one day and
-/// reaching one of its ends) that spans more than half the day: the rest of that day.
-/// Counting the rest and subtracting it from the day's kept count reads at most half a
-/// day's rows, where counting the part itself read up to all of them (a range from 01:00
-/// one day to 23:00 the next counted 46 hours of rows; now two).
-fn rest_of_day(start: i64, end: i64) -> Option<(i64, i64)> {
-    let (day_start, day_end) = list_days::day_bounds(start.div_euclid(DAY_MICROS));
-    if end.saturating_sub(start) < DAY_MICROS / 2 {
+/// For a partial hour at an end of a range (`start` to `end`, inclusive, within one hour
+/// and reaching one of its ends) that spans more than half the hour: the rest of that
+/// hour. Counting the rest and subtracting it from the hour's kept count reads at most
+/// half an hour's rows, where counting the part itself read up to all of them.
+fn rest_of_hour(start: i64, end: i64) -> Option<(i64, i64)> {
+    let hour_start = start.div_euclid(HOUR_MICROS).saturating_mul(HOUR_MICROS);
+    let hour_end = hour_start.saturating_add(HOUR_MICROS - 1);
+    if end.saturating_sub(start) < HOUR_MICROS / 2 {
         return None;
     }
-    if start == day_start && end < day_end {
-        Some((end + 1, day_end))
-    } else if end == day_end && start > day_start {
-        Some((day_start, start - 1))
+    if start == hour_start && end < hour_end {
+        Some((end + 1, hour_end))
+    } else if end == hour_end && start > hour_start {
+        Some((hour_start, start - 1))
     } else {
         None
     }
@@ -394,10 +398,10 @@ enum CountFrom<'a> {
     /// alert-creation range (migration 0011); the rows of the others. No search, and no
     /// time range unless the alert-creation one is among them.
     Tags(Vec<&'a str>),
-    /// `investigation_day_counts` (migration 0012) for the whole days of the
-    /// alert-creation range, the rows of its partial days at either end (`count_days`):
+    /// `investigation_hour_counts` (migration 0016) for the whole hours of the
+    /// alert-creation range, the rows of its partial hours at either end (`count_hours`):
     /// the states and that range are the only filters.
-    Days,
+    Hours,
     /// The investigations themselves: other time ranges and search need their rows.
     Rows,
 }
@@ -416,7 +420,7 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
     }
     if has_time_ranges(query) {
         if !has_other_time_ranges(query) && !has_grouped_filters(query) {
-            return CountFrom::Days;
+            return CountFrom::Hours;
         }
         return CountFrom::Rows;
     }
@@ -525,7 +529,7 @@ async fn split_by_day(
     page_end: u64,
 ) -> StoreResult<Vec<Branch>> {
     // Only the states and the range filter: every investigation of a whole day matches.
-    if !list_days::sorted_per_day(query.sort) || count_from(query) != CountFrom::Days {
+    if !list_days::sorted_per_day(query.sort) || count_from(query) != CountFrom::Hours {
         return Ok(branches);
     }
     let mut split = Vec::with_capacity(branches.len());
@@ -1102,8 +1106,8 @@ pub fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
 }
 
 /// On PostgreSQL the triggers only ever insert deltas into `investigation_counts`,
-/// `investigation_tag_counts` and `investigation_day_counts` (one per changed combination
-/// and statement, see migrations 0007, 0008 and 0012), so that concurrent writers never
+/// `investigation_tag_counts` and `investigation_hour_counts` (one per changed combination
+/// and statement, see migrations 0007, 0008 and 0016), so that concurrent writers never
 /// wait on a shared counter. This replaces the deltas of each combination by their sum,
 /// which keeps the sums a list reads short.
 pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
@@ -1114,7 +1118,7 @@ pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
         concat!("name, ", count_columns!()),
     )
     .await?;
-    fold_deltas(pool, "investigation_day_counts", "status, day").await
+    fold_deltas(pool, "investigation_hour_counts", "status, hour").await
 }
 
 /// Folds one table of deltas (`columns` are its grouping columns, `n` the delta). It runs
@@ -1149,24 +1153,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_rest_of_a_day_is_counted_for_a_partial_day_of_more_than_half() {
-        let hour = DAY_MICROS / 24;
-        let day = 20_460 * DAY_MICROS;
-        let end = day + DAY_MICROS - 1;
-        // From 01:00 to the day's end, and from its start to 23:00.
-        assert_eq!(rest_of_day(day + hour, end), Some((day, day + hour - 1)));
+    fn the_rest_of_an_hour_is_counted_for_a_partial_hour_of_more_than_half() {
+        let minute = HOUR_MICROS / 60;
+        let hour = 491_040 * HOUR_MICROS;
+        let end = hour + HOUR_MICROS - 1;
+        // From :10 to the hour's end, and from its start to :50.
         assert_eq!(
-            rest_of_day(day, day + 23 * hour - 1),
-            Some((day + 23 * hour, end))
+            rest_of_hour(hour + 10 * minute, end),
+            Some((hour, hour + 10 * minute - 1))
         );
-        // Half a day or less is counted by its own rows.
-        assert_eq!(rest_of_day(day + 12 * hour, end), None);
-        assert_eq!(rest_of_day(day + 20 * hour, end), None);
-        // Before 1970, days are cut by floor division as well.
-        let ancient = -3 * DAY_MICROS;
         assert_eq!(
-            rest_of_day(ancient + hour, ancient + DAY_MICROS - 1),
-            Some((ancient, ancient + hour - 1))
+            rest_of_hour(hour, hour + 50 * minute - 1),
+            Some((hour + 50 * minute, end))
+        );
+        // Half an hour or less is counted by its own rows.
+        assert_eq!(rest_of_hour(hour + 30 * minute, end), None);
+        assert_eq!(rest_of_hour(hour + 45 * minute, end), None);
+        // Before 1970, hours are cut by floor division as well.
+        let ancient = -3 * HOUR_MICROS;
+        assert_eq!(
+            rest_of_hour(ancient + minute, ancient + HOUR_MICROS - 1),
+            Some((ancient, ancient + minute - 1))
         );
     }
 }

@@ -27,13 +27,12 @@ use crate::builder::SqlBuilder;
 use crate::list::Access;
 use crate::{DbResultExt, Dialect, rows};
 
-/// Microseconds in a UTC day: the unit of `investigation_day_counts.day` and of the alert
-/// day that migration 0014 indexes.
-pub(crate) const DAY_MICROS: i64 = 86_400_000_000;
+/// Microseconds in a UTC day: the unit of the alert day that migration 0014 indexes.
+const DAY_MICROS: i64 = 86_400_000_000;
 
 /// The first and last microsecond of UTC day `day` (days counted from 1970-01-01, floor
 /// division before it). Saturating: no overflow even for the last day a timestamp can name.
-pub(crate) fn day_bounds(day: i64) -> (i64, i64) {
+fn day_bounds(day: i64) -> (i64, i64) {
     let day_start = day.saturating_mul(DAY_MICROS);
     (day_start, day_start.saturating_add(DAY_MICROS - 1))
 }

@@ -42,7 +42,7 @@ macro_rules! store_contract_tests {
             listing_sorts_totally_and_pages_without_gaps,
             list_counts_stay_exact_through_every_change,
             insight_tag_counts_stay_exact,
-            day_counts_answer_alert_creation_ranges,
+            hour_counts_answer_alert_creation_ranges,
             alert_creation_ranges_list_by_day_in_every_time_order,
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
@@ -2000,15 +2000,19 @@ fn created_in(first: i64, last: i64, filters: InvestigationQuery) -> Investigati
 }
 
 /// A list filtered by states and an alert-creation range only sums the kept counts of the
-/// whole UTC days inside the range and counts the rows of the partial days at its ends
-/// (migration 0012), or of the rest of a day for a partial day of more than half of it:
-/// every combination of whole days, partial days, open ends, days before 1970 and states
-/// must match both a count of the rows and the truth.
-pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
+/// whole UTC hours inside the range and counts the rows of the partial hours at its ends
+/// (migration 0016), or of the rest of an hour for a partial hour of more than half of it:
+/// every combination of whole hours and days, partial hours, open ends, times before 1970
+/// and states must match both a count of the rows and the truth.
+pub async fn hour_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
     use InvestigationStatus::{Error, Loading, NotAsked, Success};
-    // Minutes after 2026-03-01 12:00; UTC days start at minutes -720 (1 March), 720 and 2160.
+    // Minutes after 2026-03-01 12:00; UTC days start at minutes -720 (1 March), 720 and 2160,
+    // hours at each multiple of 60.
     let mut expected: Vec<(i64, InvestigationStatus)> = Vec::new();
-    for (index, minute) in [-800, -10, 0, 700, 720, 2000, 3000].into_iter().enumerate() {
+    for (index, minute) in [-800, -10, 0, 1, 118, 700, 720, 2000, 3000]
+        .into_iter()
+        .enumerate()
+    {
         let alert = simple_alert(&format!("day {index}"), minute);
         concluded(
             &store,
@@ -2067,10 +2071,16 @@ pub async fn day_counts_answer_alert_creation_ranges(store: Arc<dyn Store>) {
         (Some(time(-720)), Some(end_of(2160))),
         (Some(time(-721)), Some(time(2160))),
         (Some(time(-10)), Some(time(720))),
-        // Partial days of more than half a day at both ends, whose rests hold alerts (-10
-        // and 3000): each counted as its day less its rest.
+        // Partial hours of more than half an hour at both ends, whose rests hold alerts (0
+        // and 1; 719): each counted as its hour less its rest.
+        (Some(time(5)), Some(time(718))),
+        // The same across one hour's end, with no whole hour between (rests: 0 and 1; 118).
+        (Some(time(5)), Some(time(115))),
+        // Inside one hour: counted by its rows.
+        (Some(time(702)), Some(time(715))),
+        // A partial hour whose rest holds 2000, and an open end.
+        (Some(time(2005)), None),
         (Some(time(-5)), Some(time(2940))),
-        // The same across one midnight, with no whole day between.
         (Some(time(-5)), Some(time(1500))),
         (Some(time(0)), None),
         (None, Some(time(700))),

@@ -98,7 +98,7 @@ pub async fn results_read_the_same_after_the_upgrade(
         assert_eq!(page.total, want, "tagged from {from}");
         assert_eq!(page.items.len(), usize::try_from(want).unwrap());
     }
-    // Both are counted by day over whole days (migration 12 counted the stored ones).
+    // Both are counted over whole hours (migrations 12 and 16 counted the stored ones).
     let query = sleuth_store::InvestigationQuery {
         states: sleuth_domain::InvestigationStatus::ALL.to_vec(),
         alert_create: sleuth_store::TimeRange {
@@ -109,5 +109,5 @@ pub async fn results_read_the_same_after_the_upgrade(
         ..Default::default()
     };
     let page = store.list_investigations(&query).await.expect("list");
-    assert_eq!((page.total, page.items.len()), (2, 2), "by day");
+    assert_eq!((page.total, page.items.len()), (2, 2), "by hour");
 }
