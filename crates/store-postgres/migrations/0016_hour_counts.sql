@@ -6,8 +6,8 @@
 -- two ends (store-sql's list.rs, `count_hours`). With days, a range from noon to noon
 -- counted half a day of investigations at each end: 86,000 index entries for the
 -- benchmark's million, 15 ms. With hours, an end costs at most half an hour's
--- investigations, and a range of a year sums 8,760 small rows per state. A state change
--- still writes one delta row, as before. An hour is the UTC hour, as whole hours since
+-- investigations, and a range of a year sums 8,760 small rows per state. The triggers write
+-- the same rows as 0012's did, keyed by hour. An hour is the UTC hour, as whole hours since
 -- 1970 (floor division, so that times before 1970 fall on the right hour too).
 --
 -- As in 0012, the rows are deltas that the triggers only ever insert, so that concurrent
