@@ -205,10 +205,7 @@ fn push_rows_count(
         " UNION ALL SELECT i.status AS status, {counted} AS n FROM investigations i WHERE "
     ));
     push_states(count, "i.status", query)?;
-    count.push(" AND i.alert_create_time >= ");
-    count.bind(start)?;
-    count.push(" AND i.alert_create_time <= ");
-    count.bind(end)?;
+    push_micros_range(count, "i.alert_create_time", Some(start), Some(end))?;
     count.push(" GROUP BY i.status");
     Ok(())
 }
@@ -1002,13 +999,26 @@ pub(crate) fn push_range(
     column: &str,
     range: TimeRange,
 ) -> StoreResult<()> {
-    if let Some(from) = range.from {
-        builder.push(&format!(" AND {column} >= "));
-        builder.bind(rows::micros(from))?;
-    }
-    if let Some(until) = range.until {
-        builder.push(&format!(" AND {column} <= "));
-        builder.bind(rows::micros(until))?;
+    push_micros_range(
+        builder,
+        column,
+        range.from.map(rows::micros),
+        range.until.map(rows::micros),
+    )
+}
+
+/// `push_range` for bounds already in microseconds (inclusive; `None` is open).
+pub(crate) fn push_micros_range(
+    builder: &mut SqlBuilder,
+    column: &str,
+    from: Option<i64>,
+    until: Option<i64>,
+) -> StoreResult<()> {
+    for (bound, comparison) in [(from, ">="), (until, "<=")] {
+        if let Some(bound) = bound {
+            builder.push(&format!(" AND {column} {comparison} "));
+            builder.bind(bound)?;
+        }
     }
     Ok(())
 }

@@ -215,13 +215,7 @@ fn push_state_and_range(
     until: Option<i64>,
 ) -> StoreResult<()> {
     builder.push(SPLIT_STATE_SQL);
-    for (bound, comparison) in [(from, ">="), (until, "<=")] {
-        if let Some(bound) = bound {
-            builder.push(&format!(" AND i.alert_create_time {comparison} "));
-            builder.bind(bound)?;
-        }
-    }
-    Ok(())
+    crate::list::push_micros_range(builder, "i.alert_create_time", from, until)
 }
 
 /// A day part's conditions: its state, then the rest (the query's only filters besides
