@@ -13,7 +13,7 @@ use sleuth_store::*;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 
-use crate::builder::SqlBuilder;
+use crate::builder::{SqlBuilder, Statements};
 use crate::group_commit::{BATCH_MAX, BatchWrite, all_or_nothing};
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
@@ -54,8 +54,10 @@ async fn append_batch(
 }
 
 /// Appends the entries to the chain on an open write transaction (the audit writer's own,
-/// or a create batch's, so that an alert and the record of who submitted it commit
-/// together). The chain head is read and moved inside that transaction: see the module.
+/// or that of a create batch replayed one create at a time, so that an alert and the
+/// record of who submitted it commit together). The chain head is read and moved inside
+/// that transaction: see the module. The fast path of creates reads and moves it with its
+/// own statements instead (`ChainHead`).
 pub(crate) async fn append_in(
     transaction: &mut AnyConnection,
     dialect: Dialect,
@@ -64,68 +66,113 @@ pub(crate) async fn append_in(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    let head_sql = match dialect {
-        Dialect::Sqlite => "SELECT seq, hash FROM audit_chain_head WHERE id = 1",
-        Dialect::Postgres => "SELECT seq, hash FROM audit_chain_head WHERE id = 1 FOR UPDATE",
-    };
-    let head = sqlx::query(head_sql)
-        .fetch_one(&mut *transaction)
-        .await
-        .db()?;
-    let mut seq = rows::int(&head, "seq")?;
-    let mut prev_hash = rows::text(&head, "hash")?;
-    let at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
-    let mut appended = Vec::with_capacity(batch.len());
-    for new in batch {
-        seq += 1;
-        let mut entry = AuditEntry {
-            seq,
-            at,
-            actor_user_id: new.actor_user_id,
-            actor_email: new.actor_email.clone(),
-            action: new.action.clone(),
-            resource_type: new.resource_type.clone(),
-            resource_id: new.resource_id.clone(),
-            request_id: new.request_id.clone(),
-            detail: Value::Object(new.detail.clone()),
-            prev_hash: prev_hash.clone(),
-            hash: String::new(),
-        };
-        entry.hash = entry.expected_hash();
-        prev_hash = entry.hash.clone();
-        appended.push(entry);
-    }
-    // One multi-row INSERT per chunk, not one statement per entry: the batch is written
-    // while every other writer of the process waits for its turn.
-    for chunk in appended.chunks(BATCH_MAX) {
-        let mut sql = SqlBuilder::many(
-            dialect,
-            "INSERT INTO audit_log (seq, at, actor_user_id, actor_email, action, resource_type, \
-             resource_id, request_id, detail, prev_hash, hash) VALUES ",
-        );
-        for (position, entry) in chunk.iter().enumerate() {
-            sql.push(if position == 0 { "(" } else { ", (" });
-            sql.bind(entry.seq)?.push(", ");
-            sql.bind(micros(entry.at))?.push(", ");
-            sql.bind(entry.actor_user_id)?.push(", ");
-            sql.bind(entry.actor_email.clone())?.push(", ");
-            sql.bind(entry.action.clone())?.push(", ");
-            sql.bind(entry.resource_type.clone())?.push(", ");
-            sql.bind(entry.resource_id.clone())?.push(", ");
-            sql.bind(entry.request_id.clone())?.push(", ");
-            sql.bind(canonical_json(&entry.detail))?.push(", ");
-            sql.bind(entry.prev_hash.clone())?.push(", ");
-            sql.bind(entry.hash.clone())?.push(")");
-        }
-        sql.build().execute(&mut *transaction).await.db()?;
-    }
-    sqlx::query("UPDATE audit_chain_head SET seq = $1, hash = $2 WHERE id = 1")
-        .bind(seq)
-        .bind(&prev_hash)
-        .execute(&mut *transaction)
-        .await
-        .db()?;
+    let mut reads = Statements::new(dialect);
+    ChainHead::read(&mut reads, dialect);
+    let head = ChainHead::find(&reads.run(&mut *transaction).await?)?;
+    let mut writes = Statements::new(dialect);
+    let appended = head.append(&mut writes, dialect, batch)?;
+    writes.run(&mut *transaction).await?;
     Ok(appended)
+}
+
+/// The end of the chain, as an append inside a write transaction reads it. A create batch
+/// reads it with its other reads and appends with its other writes (`create_batch`), so
+/// that auditing adds no round trip to the write turn every other writer waits for.
+pub(crate) struct ChainHead {
+    seq: i64,
+    hash: String,
+}
+
+impl ChainHead {
+    /// Adds the read of the head to `reads`; on PostgreSQL it also locks the head row
+    /// until the transaction ends. Its row is found among the run's rows by `find`.
+    pub(crate) fn read(reads: &mut Statements, dialect: Dialect) {
+        let sql = reads
+            .next("SELECT seq AS chain_seq, hash AS chain_hash FROM audit_chain_head WHERE id = 1");
+        if dialect == Dialect::Postgres {
+            sql.push(" FOR UPDATE");
+        }
+        sql.fixed_text();
+    }
+
+    /// The head among the rows of a run of `read` with other statements: the one row that
+    /// has its columns.
+    pub(crate) fn find(rows: &[AnyRow]) -> StoreResult<ChainHead> {
+        let row = rows
+            .iter()
+            .find(|row| rows::has_column(row, "chain_hash"))
+            .ok_or_else(|| StoreError::internal("the audit chain has no head row"))?;
+        Ok(ChainHead {
+            seq: rows::int(row, "chain_seq")?,
+            hash: rows::text(row, "chain_hash")?,
+        })
+    }
+
+    /// Links the entries after this head and adds their insert and the head's move to
+    /// `writes`, which read nothing back. Returns the entries as they will be stored.
+    pub(crate) fn append(
+        self,
+        writes: &mut Statements,
+        dialect: Dialect,
+        batch: &[NewAuditEntry],
+    ) -> StoreResult<Vec<AuditEntry>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ChainHead {
+            mut seq,
+            hash: mut prev_hash,
+        } = self;
+        let at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
+        let mut appended = Vec::with_capacity(batch.len());
+        for new in batch {
+            seq += 1;
+            let mut entry = AuditEntry {
+                seq,
+                at,
+                actor_user_id: new.actor_user_id,
+                actor_email: new.actor_email.clone(),
+                action: new.action.clone(),
+                resource_type: new.resource_type.clone(),
+                resource_id: new.resource_id.clone(),
+                request_id: new.request_id.clone(),
+                detail: Value::Object(new.detail.clone()),
+                prev_hash: prev_hash.clone(),
+                hash: String::new(),
+            };
+            entry.hash = entry.expected_hash();
+            prev_hash = entry.hash.clone();
+            appended.push(entry);
+        }
+        // One multi-row INSERT per chunk, not one statement per entry: the batch is
+        // written while every other writer of the process waits for its turn.
+        for chunk in appended.chunks(BATCH_MAX) {
+            writes
+                .next(
+                    "INSERT INTO audit_log (seq, at, actor_user_id, actor_email, action, \
+                     resource_type, resource_id, request_id, detail, prev_hash, hash)",
+                )
+                .value_rows(dialect, 11, chunk.len(), |sql, position| {
+                    let entry = &chunk[position];
+                    sql.bind(entry.seq)?.push(", ");
+                    sql.bind(micros(entry.at))?.push(", ");
+                    sql.bind(entry.actor_user_id)?.push(", ");
+                    sql.bind(entry.actor_email.clone())?.push(", ");
+                    sql.bind(entry.action.clone())?.push(", ");
+                    sql.bind(entry.resource_type.clone())?.push(", ");
+                    sql.bind(entry.resource_id.clone())?.push(", ");
+                    sql.bind(entry.request_id.clone())?.push(", ");
+                    sql.bind(canonical_json(&entry.detail))?.push(", ");
+                    sql.bind(entry.prev_hash.clone())?.push(", ");
+                    sql.bind(entry.hash.clone())?;
+                    Ok(())
+                })?;
+        }
+        let sql = writes.next("UPDATE audit_chain_head SET seq = ");
+        sql.bind(seq)?.push(", hash = ");
+        sql.bind(prev_hash)?.push(" WHERE id = 1").fixed_text();
+        Ok(appended)
+    }
 }
 
 fn read_entry(row: &AnyRow) -> StoreResult<AuditEntry> {

@@ -97,8 +97,6 @@ async fn write_batch_set_based(
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let created = crate::create_batch::write(&mut transaction, dialect, batch).await?;
-    let audited = audited(batch, created.iter().map(Some));
-    crate::audit::append_in(&mut transaction, dialect, &audited).await?;
     if dialect == Dialect::Postgres
         && created
             .iter()
@@ -160,7 +158,7 @@ async fn try_write_batch(
 /// The audit entries of the creates that succeeded (`created`, in batch order), each naming
 /// the investigation it answered with. Written in the batch's own transaction rather than
 /// by the audit writer after the answer: one write turn per batch instead of two.
-fn audited<'a>(
+pub(crate) fn audited<'a>(
     batch: &[CreateRequest],
     created: impl Iterator<Item = Option<&'a Created>>,
 ) -> Vec<NewAuditEntry> {

@@ -19,6 +19,12 @@ pub fn from_micros(value: i64) -> StoreResult<Timestamp> {
         .ok_or_else(|| StoreError::internal(format!("stored time {value} is out of range")))
 }
 
+/// Whether the row has this column: which statement of a multi-statement run
+/// (`builder::Statements`) a row came from.
+pub fn has_column(row: &AnyRow, column: &str) -> bool {
+    row.try_column(column).is_ok()
+}
+
 pub fn int(row: &AnyRow, column: &str) -> StoreResult<i64> {
     row.try_get::<i64, _>(column).db()
 }

@@ -25,6 +25,7 @@ macro_rules! memory_audit_contract_tests {
             system_events_are_recorded_and_filtered,
             audit_appends_chain_and_list_with_filters,
             concurrent_audit_appends_never_fork_the_chain,
+            concurrent_audited_creates_chain_one_entry_per_answer,
             the_audit_log_refuses_updates_and_deletes,
             an_edited_audit_entry_is_detected,
             a_deleted_audit_entry_is_detected,
@@ -930,6 +931,113 @@ pub async fn concurrent_audit_appends_never_fork_the_chain(
     seqs.sort_unstable();
     assert_eq!(seqs, (1..=60).collect::<Vec<_>>());
     assert_eq!(intact(&store.verify_audit_chain().await.unwrap()), 60);
+}
+
+/// Concurrent creates are written in shared transactions (group commit), each batch
+/// appending its creates' audit entries with its own writes, while the audit writer appends
+/// other entries: the chain stays whole, and each create that was answered has exactly one
+/// entry, its own (by request id), naming the investigation it answered with, new or
+/// existing. One round also holds a create the database refuses, so that its batch is
+/// replayed one create at a time.
+pub async fn concurrent_audited_creates_chain_one_entry_per_answer(
+    store: Arc<dyn Store>,
+    _raw: RawDatabase,
+) {
+    let repeated = fixtures::simple_alert("repeated in the batch", 0);
+    let mut refused = fixtures::simple_alert("of a tenant union that does not exist", 0);
+    refused.tenant_union_id = 999_999;
+    let mut answered: Vec<(String, i64, &str)> = Vec::new();
+    let mut appended_alone = 0;
+    for round in 0..2 {
+        let mut requests: Vec<(NewAlert, bool)> = (0..20)
+            .map(|index| {
+                let title = format!("round {round}, alert {index}");
+                (fixtures::simple_alert(&title, index), false)
+            })
+            .collect();
+        requests.extend((0..10).map(|_| (repeated.clone(), false)));
+        requests.extend((0..3).map(|_| (repeated.clone(), true)));
+        if round == 1 {
+            requests.push((refused.clone(), false));
+        }
+        let creates = requests
+            .into_iter()
+            .enumerate()
+            .map(|(index, (alert, force))| {
+                let store = store.clone();
+                let request_id = format!("request {round}.{index}");
+                let mut entry = audit_entry(
+                    Some((1, "admin@example.com")),
+                    "POST /app/api/v1/investigation/create",
+                    "investigation",
+                    None,
+                );
+                entry.request_id = Some(request_id.clone());
+                tokio::spawn(async move {
+                    let created = store
+                        .create_investigation_audited(alert, force, Some(entry))
+                        .await;
+                    (request_id, created)
+                })
+            });
+        let others: Vec<_> = (0..5)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let entry = audit_entry(None, "cli apikey create", "api-key", None);
+                    store.append_audit_entry(&entry).await
+                })
+            })
+            .collect();
+        for joined in futures_util::future::join_all(creates).await {
+            match joined.unwrap() {
+                (request_id, Ok(Created::New(id))) => answered.push((request_id, id, "new")),
+                (request_id, Ok(Created::Existing(id))) => {
+                    answered.push((request_id, id, "existing"));
+                }
+                (_, Err(_)) => {}
+            }
+        }
+        for appended in futures_util::future::join_all(others).await {
+            appended.unwrap().unwrap();
+            appended_alone += 1;
+        }
+    }
+    assert_eq!(
+        answered.len(),
+        66,
+        "every create but the refused one answered"
+    );
+    assert_eq!(
+        intact(&store.verify_audit_chain().await.unwrap()),
+        66 + appended_alone
+    );
+    let listed = store
+        .list_audit_entries(&AuditQuery {
+            resource_types: vec!["investigation".into()],
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let mut audited: Vec<(String, i64, String)> = listed
+        .items
+        .iter()
+        .map(|entry| {
+            (
+                entry.request_id.clone().unwrap(),
+                entry.resource_id.as_deref().unwrap().parse().unwrap(),
+                entry.detail["investigation"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut answered: Vec<(String, i64, String)> = answered
+        .into_iter()
+        .map(|(request_id, id, how)| (request_id, id, how.to_string()))
+        .collect();
+    audited.sort();
+    answered.sort();
+    assert_eq!(audited, answered);
 }
 
 pub async fn the_audit_log_refuses_updates_and_deletes(store: Arc<dyn Store>, raw: RawDatabase) {
