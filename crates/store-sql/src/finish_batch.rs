@@ -3,7 +3,8 @@
 //!
 //! 1. release the leases still held, in one DELETE … RETURNING: a job whose lease was lost
 //!    (canceled, or taken over after a stall) is dropped, what its worker concluded with it;
-//! 2. read the notes written while the investigations ran, for their search documents;
+//! 2. with it (on SQLite in the same round trip), read the notes written while the
+//!    investigations ran, for their search documents;
 //! 3. then, written without reading anything back (`Statements`: on SQLite one query, one
 //!    round trip):
 //!    - the outcomes, in one UPDATE for the concluded ones (with, on PostgreSQL, their
@@ -27,23 +28,36 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert, Timestamp};
 use sleuth_store::{Finish, NewSystemEvent, StoreError, StoreResult};
 use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 
-use crate::builder::{SqlBuilder, Statements, padded_length};
+use crate::builder::{Statements, padded_length};
 use crate::queue::{FinishRequest, priority_rank};
 use crate::rows::{self, micros};
-use crate::{DbResultExt, Dialect, search};
+use crate::{Dialect, search};
 
 /// Stores the batch on an open transaction: releases the leases and reads what the
-/// writes need, then adds the writes to `writes`, which the caller runs (after adding the
-/// claims of the next jobs). Returns, per request in order, whether it is stored (false:
-/// its lease was lost). Any error leaves the transaction to be rolled back.
+/// writes need (one round trip on SQLite), then adds the writes to `writes`, which the
+/// caller runs (after adding the claims of the next jobs). Returns, per request in order,
+/// whether it is stored (false: its lease was lost). Any error leaves the transaction to
+/// be rolled back.
 pub async fn write(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     batch: &[FinishRequest],
     writes: &mut Statements,
 ) -> StoreResult<Vec<bool>> {
-    let released = release_leases(transaction, dialect, batch).await?;
+    // What the search documents need is read for every concluded one, before knowing
+    // which leases are still held: a lost lease is rare, and reading its notes for nothing
+    // costs less than a round trip of its own.
+    let completed: Vec<&FinishRequest> = batch
+        .iter()
+        .filter(|request| matches!(request.end.finish, Finish::Completed { .. }))
+        .collect();
+    let mut reads = Statements::new(dialect);
+    release_leases(&mut reads, batch)?;
+    read_search_inputs(&mut reads, &completed)?;
+    let read = reads.run(&mut *transaction).await?;
+    let released = released_leases(&read)?;
     let stored: Vec<bool> = batch
         .iter()
         .map(|request| {
@@ -65,11 +79,7 @@ pub async fn write(
             Finish::Stopped { .. } => None,
         })
         .collect();
-    let given_alerts: HashMap<i64, &ParsedAlert> = kept
-        .iter()
-        .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
-        .collect();
-    let search_texts = search_texts(transaction, dialect, &concluded, &given_alerts).await?;
+    let search_texts = search_texts(&read, &concluded, &kept)?;
     // Everything else is written without reading anything back.
     store_results(writes, dialect, &kept, &search_texts)?;
     store_stops(writes, dialect, &kept)?;
@@ -93,16 +103,12 @@ pub async fn write(
     Ok(stored)
 }
 
-/// Deletes the jobs whose lease the request still holds; returns (investigation, token)
-/// of each one deleted.
-async fn release_leases(
-    transaction: &mut AnyConnection,
-    dialect: Dialect,
-    batch: &[FinishRequest],
-) -> StoreResult<HashSet<(i64, String)>> {
+/// Adds the delete of the jobs whose lease the request still holds, which returns
+/// (investigation, token) of each one deleted (`released_leases` reads them).
+fn release_leases(reads: &mut Statements, batch: &[FinishRequest]) -> StoreResult<()> {
     // Padded to a power of two by repeating the last request (the same condition again),
     // so that a few statement texts cover every batch size and each stays prepared.
-    let mut sql = SqlBuilder::many(dialect, "DELETE FROM jobs WHERE ");
+    let sql = reads.next("DELETE FROM jobs WHERE ");
     let last = batch
         .last()
         .ok_or_else(|| StoreError::internal("an empty batch of finished jobs"))?;
@@ -115,75 +121,92 @@ async fn release_leases(
             .bind(request.job.lease_token.clone())?;
         sql.push(")");
     }
-    sql.push(" RETURNING investigation_id, lease_token");
-    let released = sql
-        .build()
-        .persistent(true)
-        .fetch_all(&mut *transaction)
-        .await
-        .db()?;
-    released
-        .iter()
+    sql.push(" RETURNING investigation_id AS released_id, lease_token AS released_token")
+        .fixed_text();
+    Ok(())
+}
+
+/// (investigation, token) of each job deleted, among the rows of a run of
+/// `release_leases` with other reads.
+fn released_leases(rows: &[AnyRow]) -> StoreResult<HashSet<(i64, String)>> {
+    rows.iter()
+        .filter(|row| rows::has_column(row, "released_id"))
         .map(|row| {
             Ok((
-                rows::int(row, "investigation_id")?,
-                rows::text(row, "lease_token")?,
+                rows::int(row, "released_id")?,
+                rows::text(row, "released_token")?,
             ))
         })
         .collect()
 }
 
-/// The search document of each concluded investigation: its alert's words, the
-/// conclusion's, and those of notes written while it ran. The alerts its worker passed
-/// along (`given`) are not read back.
-async fn search_texts(
-    transaction: &mut AnyConnection,
-    dialect: Dialect,
-    concluded: &[(i64, &InvestigationResult)],
-    given: &HashMap<i64, &ParsedAlert>,
-) -> StoreResult<BTreeMap<i64, String>> {
-    if concluded.is_empty() {
-        return Ok(BTreeMap::new());
+/// Adds the reads of what the search documents of these concluded investigations need
+/// besides their results: the notes written while they ran and, for any whose worker did
+/// not pass its alert along, the alert (`search_texts` reads the rows).
+fn read_search_inputs(reads: &mut Statements, completed: &[&FinishRequest]) -> StoreResult<()> {
+    if completed.is_empty() {
+        return Ok(());
     }
-    let ids = || {
-        concluded
-            .iter()
-            .map(|(investigation_id, _)| *investigation_id)
-    };
-    let missing: Vec<i64> = ids().filter(|id| !given.contains_key(id)).collect();
-    let mut read: HashMap<i64, ParsedAlert> = HashMap::new();
+    let ids: Vec<i64> = completed
+        .iter()
+        .map(|request| request.job.investigation_id)
+        .collect();
+    reads
+        .next(
+            "SELECT investigation_id AS noted_id, text AS note_text FROM investigation_notes \
+             WHERE investigation_id IN ",
+        )
+        .bind_padded_list(&ids)?
+        .push(" ORDER BY id");
+    let missing: Vec<i64> = completed
+        .iter()
+        .filter(|request| request.end.alert.is_none())
+        .map(|request| request.job.investigation_id)
+        .collect();
     if !missing.is_empty() {
-        let mut sql = SqlBuilder::many(
-            dialect,
-            "SELECT i.id, a.parsed FROM investigations i JOIN alerts a ON a.id = i.alert_id \
-             WHERE i.id IN ",
-        );
-        sql.bind_list(missing)?;
-        for row in sql.build().fetch_all(&mut *transaction).await.db()? {
-            read.insert(rows::int(&row, "id")?, rows::json(&row, "parsed")?);
+        reads
+            .next(
+                "SELECT i.id AS parsed_alert_of, a.parsed AS parsed_alert FROM investigations i \
+                 JOIN alerts a ON a.id = i.alert_id WHERE i.id IN ",
+            )
+            .bind_list(missing)?;
+    }
+    Ok(())
+}
+
+/// The search document of each concluded investigation: its alert's words, the
+/// conclusion's, and those of notes written while it ran, from the rows of
+/// `read_search_inputs`. The alerts their workers passed along are not read back.
+fn search_texts(
+    rows: &[AnyRow],
+    concluded: &[(i64, &InvestigationResult)],
+    kept: &[&FinishRequest],
+) -> StoreResult<BTreeMap<i64, String>> {
+    let mut parsed_alerts: HashMap<i64, ParsedAlert> = HashMap::new();
+    let mut notes_by_id: HashMap<i64, String> = HashMap::new();
+    for row in rows {
+        if rows::has_column(row, "note_text") {
+            let notes = notes_by_id.entry(rows::int(row, "noted_id")?).or_default();
+            notes.push(' ');
+            notes.push_str(&rows::text(row, "note_text")?);
+        } else if rows::has_column(row, "parsed_alert") {
+            parsed_alerts.insert(
+                rows::int(row, "parsed_alert_of")?,
+                rows::json(row, "parsed_alert")?,
+            );
         }
     }
-    let mut sql = SqlBuilder::many(
-        dialect,
-        "SELECT investigation_id, text FROM investigation_notes WHERE investigation_id IN ",
-    );
-    sql.bind_padded_list(&ids().collect::<Vec<i64>>())?;
-    sql.push(" ORDER BY id");
-    let mut notes_by_id: HashMap<i64, String> = HashMap::new();
-    for row in sql.build().fetch_all(&mut *transaction).await.db()? {
-        let notes = notes_by_id
-            .entry(rows::int(&row, "investigation_id")?)
-            .or_default();
-        notes.push(' ');
-        notes.push_str(&rows::text(&row, "text")?);
-    }
+    let given: HashMap<i64, &ParsedAlert> = kept
+        .iter()
+        .filter_map(|request| Some((request.job.investigation_id, &**request.end.alert.as_ref()?)))
+        .collect();
     concluded
         .iter()
         .map(|(investigation_id, result)| {
             let parsed = given
                 .get(investigation_id)
                 .copied()
-                .or_else(|| read.get(investigation_id))
+                .or_else(|| parsed_alerts.get(investigation_id))
                 .ok_or_else(|| {
                     StoreError::internal(format!(
                         "investigation {investigation_id} has no alert to index"
