@@ -16,6 +16,7 @@ use sqlx::{AnyConnection, AnyPool};
 use crate::builder::{SqlBuilder, Statements};
 use crate::group_commit::{BATCH_MAX, BatchWrite, all_or_nothing};
 use crate::rows::{self, micros};
+use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect, SqlStore};
 
 /// Entries read per query while verifying or exporting.
@@ -26,7 +27,7 @@ const SELECT_ENTRIES: &str = "SELECT seq, at, actor_user_id, actor_email, action
 
 /// The group-commit writer of audit entries.
 pub struct AuditWriter {
-    pub(crate) pool: AnyPool,
+    pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
 
@@ -36,18 +37,20 @@ impl BatchWrite for AuditWriter {
     type Output = AuditEntry;
 
     async fn write(&self, batch: &[NewAuditEntry]) -> Vec<StoreResult<AuditEntry>> {
-        let appended = append_batch(&self.pool, self.dialect, batch).await;
+        let appended = self
+            .connections
+            .write(async |connection| append_batch(connection, self.dialect, batch).await)
+            .await;
         all_or_nothing("audit entries", batch.len(), appended)
     }
 }
 
 async fn append_batch(
-    pool: &AnyPool,
+    connection: &mut AnyConnection,
     dialect: Dialect,
     batch: &[NewAuditEntry],
 ) -> StoreResult<Vec<AuditEntry>> {
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
     let appended = append_in(&mut transaction, dialect, batch).await?;
     transaction.commit().await.db()?;
     Ok(appended)

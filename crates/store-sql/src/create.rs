@@ -9,11 +9,12 @@ use async_trait::async_trait;
 use serde_json::json;
 use sleuth_domain::{EntityKind, InvestigationStatus};
 use sleuth_store::{Created, NewAlert, NewAuditEntry, StoreError, StoreResult};
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
 use crate::group_commit::{BatchWrite, all_failed};
 use crate::rows::{self, micros};
+use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect};
 
 pub struct CreateRequest {
@@ -45,7 +46,7 @@ impl CreateRequest {
 
 /// The group-commit writer of creates.
 pub struct CreateWriter {
-    pub(crate) pool: AnyPool,
+    pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
     /// Woken after a batch that stored new investigations (their jobs are ready).
     pub(crate) job_wakeups: Arc<Notify>,
@@ -57,7 +58,7 @@ impl BatchWrite for CreateWriter {
     type Output = Created;
 
     async fn write(&self, batch: &[CreateRequest]) -> Vec<StoreResult<Created>> {
-        let results = write_batch(&self.pool, self.dialect, batch).await;
+        let results = write_batch(&self.connections, self.dialect, batch).await;
         if results
             .iter()
             .any(|result| matches!(result, Ok(Created::New(_))))
@@ -71,18 +72,24 @@ impl BatchWrite for CreateWriter {
 /// Writes a batch in one transaction, each create under its own savepoint so that one
 /// refused alert does not undo the others. Returns one result per request, in order.
 async fn write_batch(
-    pool: &AnyPool,
+    connections: &WriterConnections,
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> Vec<StoreResult<Created>> {
-    match write_batch_set_based(pool, dialect, batch).await {
+    let set_based = connections
+        .write(async |connection| write_batch_set_based(connection, dialect, batch).await)
+        .await;
+    match set_based {
         Ok(results) => return results.into_iter().map(Ok).collect(),
         Err(error) => {
             // Replayed one create at a time below, where each gets its own answer.
             tracing::debug!(%error, size = batch.len(), "set-based create batch failed; replaying one by one");
         }
     }
-    match try_write_batch(pool, dialect, batch).await {
+    let one_by_one = connections
+        .write(async |connection| try_write_batch(connection, dialect, batch).await)
+        .await;
+    match one_by_one {
         Ok(results) => results,
         Err(error) => all_failed("create batch", batch.len(), &error),
     }
@@ -90,12 +97,11 @@ async fn write_batch(
 
 /// The fast path (`create_batch`): the whole batch in a few statements, one transaction.
 async fn write_batch_set_based(
-    pool: &AnyPool,
+    connection: &mut AnyConnection,
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<Created>> {
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
     let created = crate::create_batch::write(&mut transaction, dialect, batch).await?;
     if dialect == Dialect::Postgres
         && created
@@ -111,12 +117,11 @@ async fn write_batch_set_based(
 /// The slow path: each create under its own savepoint, so that one refused alert does not
 /// undo the others.
 async fn try_write_batch(
-    pool: &AnyPool,
+    connection: &mut AnyConnection,
     dialect: Dialect,
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<StoreResult<Created>>> {
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
     let mut results = Vec::with_capacity(batch.len());
     let mut any_new = false;
     for request in batch {

@@ -29,6 +29,7 @@ mod strategies;
 mod system_events;
 mod tenants;
 mod users;
+mod writer_connection;
 
 use std::sync::Arc;
 
@@ -39,6 +40,7 @@ use sqlx::AnyPool;
 use tokio::sync::Notify;
 
 use crate::group_commit::GroupCommit;
+use crate::writer_connection::WriterConnections;
 
 pub use list::fold_counts;
 pub use migrate::Migration;
@@ -104,6 +106,8 @@ pub struct SqlStore {
     pool: AnyPool,
     dialect: Dialect,
     migrations: &'static [Migration],
+    /// What the group-commit writers and the workers' claims write on.
+    writers: WriterConnections,
     creates: GroupCommit<create::CreateWriter>,
     finishes: GroupCommit<queue::FinishWriter>,
     /// Woken whenever a job may be ready: after a create commits here, or (PostgreSQL)
@@ -143,9 +147,10 @@ impl SqlStore {
     /// runtime.
     pub fn start(pool: AnyPool, dialect: Dialect, options: SqlStoreOptions) -> SqlStore {
         let job_wakeups = Arc::new(Notify::new());
+        let writers = WriterConnections::new(pool.clone(), dialect);
         let creates = GroupCommit::spawn(
             create::CreateWriter {
-                pool: pool.clone(),
+                connections: writers.clone(),
                 dialect,
                 job_wakeups: job_wakeups.clone(),
             },
@@ -153,21 +158,21 @@ impl SqlStore {
         );
         let finishes = GroupCommit::spawn(
             queue::FinishWriter {
-                pool: pool.clone(),
+                connections: writers.clone(),
                 dialect,
             },
             group_commit::BATCH_MAX,
         );
         let audit = GroupCommit::spawn(
             audit::AuditWriter {
-                pool: pool.clone(),
+                connections: writers.clone(),
                 dialect,
             },
             group_commit::BATCH_MAX,
         );
         let system_events = GroupCommit::spawn(
             system_events::SystemEventWriter {
-                pool: pool.clone(),
+                connections: writers.clone(),
                 dialect,
             },
             group_commit::BATCH_MAX,
@@ -182,6 +187,7 @@ impl SqlStore {
             pool,
             dialect,
             migrations: options.migrations,
+            writers,
             creates,
             finishes,
             job_wakeups,
@@ -377,7 +383,7 @@ impl Store for SqlStore {
         lease: chrono::Duration,
         now: Timestamp,
     ) -> StoreResult<Vec<ClaimedJob>> {
-        queue::claim_jobs(&self.pool, self.dialect, worker, max, lease, now).await
+        queue::claim_jobs(&self.writers, self.dialect, worker, max, lease, now).await
     }
 
     async fn load_job(&self, job: &ClaimedJob, windows: GuardWindows) -> StoreResult<JobInput> {

@@ -14,10 +14,11 @@ use sqlx::any::AnyRow;
 use crate::builder::Statements;
 use crate::group_commit::BatchWrite;
 use crate::rows::{self, micros};
+use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect, investigations};
 
 pub async fn claim_jobs(
-    pool: &AnyPool,
+    connections: &WriterConnections,
     dialect: Dialect,
     worker: &str,
     max: usize,
@@ -26,10 +27,14 @@ pub async fn claim_jobs(
 ) -> StoreResult<Vec<ClaimedJob>> {
     let mut claim = Statements::new(dialect);
     let token = write_claim(&mut claim, dialect, worker, max, lease, now)?;
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let rows = claim.run(&mut transaction).await?;
-    transaction.commit().await.db()?;
+    let rows = connections
+        .write(async |connection| {
+            let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
+            let rows = claim.run(&mut transaction).await?;
+            transaction.commit().await.db()?;
+            Ok(rows)
+        })
+        .await?;
     Ok(claimed_jobs(&rows)?.remove(&token).unwrap_or_default())
 }
 
@@ -176,7 +181,7 @@ pub struct FinishRequest {
 /// workers asked for. A result is as durable as an alert, so each worker still waits for
 /// the commit before it counts the job done.
 pub struct FinishWriter {
-    pub(crate) pool: AnyPool,
+    pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
 
@@ -186,7 +191,7 @@ impl BatchWrite for FinishWriter {
     type Output = Finished;
 
     async fn write(&self, batch: &[FinishRequest]) -> Vec<StoreResult<Finished>> {
-        match finish_batch(&self.pool, self.dialect, batch).await {
+        match finish_batch(&self.connections, self.dialect, batch).await {
             Ok(finished) => finished.into_iter().map(Ok).collect(),
             Err(error) => {
                 // Nothing of the batch was committed. Replayed one job per transaction, so
@@ -194,14 +199,18 @@ impl BatchWrite for FinishWriter {
                 tracing::debug!(%error, size = batch.len(), "finish batch failed; replaying one by one");
                 let mut results = Vec::with_capacity(batch.len());
                 for request in batch {
-                    let finished =
-                        finish_batch(&self.pool, self.dialect, std::slice::from_ref(request))
-                            .await
-                            .and_then(|finished| {
-                                finished.into_iter().next().ok_or_else(|| {
-                                    StoreError::internal("a finished job got no answer")
-                                })
-                            });
+                    let finished = finish_batch(
+                        &self.connections,
+                        self.dialect,
+                        std::slice::from_ref(request),
+                    )
+                    .await
+                    .and_then(|finished| {
+                        finished
+                            .into_iter()
+                            .next()
+                            .ok_or_else(|| StoreError::internal("a finished job got no answer"))
+                    });
                     results.push(finished);
                 }
                 results
@@ -214,17 +223,22 @@ impl BatchWrite for FinishWriter {
 /// then claims in it the next jobs their workers asked for. For each request: whether it
 /// was stored (false when its lease was lost) and the job claimed for it.
 async fn finish_batch(
-    pool: &AnyPool,
+    connections: &WriterConnections,
     dialect: Dialect,
     batch: &[FinishRequest],
 ) -> StoreResult<Vec<Finished>> {
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    let mut writes = Statements::new(dialect);
-    let stored = crate::finish_batch::write(&mut transaction, dialect, batch, &mut writes).await?;
-    let claims = write_next_claims(&mut writes, dialect, batch)?;
-    let mut claimed = claimed_jobs(&writes.run(&mut transaction).await?)?;
-    transaction.commit().await.db()?;
+    let (stored, claims, mut claimed) = connections
+        .write(async |connection| {
+            let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
+            let mut writes = Statements::new(dialect);
+            let stored =
+                crate::finish_batch::write(&mut transaction, dialect, batch, &mut writes).await?;
+            let claims = write_next_claims(&mut writes, dialect, batch)?;
+            let claimed = claimed_jobs(&writes.run(&mut transaction).await?)?;
+            transaction.commit().await.db()?;
+            Ok((stored, claims, claimed))
+        })
+        .await?;
     let mut next: HashMap<usize, ClaimedJob> = HashMap::new();
     for (token, indexes) in claims {
         let jobs = claimed.remove(&token).unwrap_or_default();

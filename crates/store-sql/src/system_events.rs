@@ -11,6 +11,7 @@ use crate::builder::{SqlBuilder, Statements};
 use crate::context_memory::push_words;
 use crate::group_commit::{BatchWrite, GroupCommit, all_or_nothing};
 use crate::rows::{self, micros};
+use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect, SqlStore};
 
 /// One firing's events, on their way to the store.
@@ -23,7 +24,7 @@ pub struct Recording {
 /// two or three triggers, so at a thousand investigations a second one transaction per
 /// firing would be most of the database's write turns.
 pub struct SystemEventWriter {
-    pub(crate) pool: AnyPool,
+    pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
 
@@ -33,7 +34,7 @@ impl BatchWrite for SystemEventWriter {
     type Output = ();
 
     async fn write(&self, batch: &[Recording]) -> Vec<StoreResult<()>> {
-        let inserted = insert_all(&self.pool, self.dialect, batch)
+        let inserted = insert_all(&self.connections, self.dialect, batch)
             .await
             .map(|()| vec![(); batch.len()]);
         all_or_nothing("system events", batch.len(), inserted)
@@ -43,7 +44,11 @@ impl BatchWrite for SystemEventWriter {
 /// Rows per INSERT: 6 parameters each, far below both databases' parameter limits.
 const ROWS_PER_STATEMENT: usize = 500;
 
-async fn insert_all(pool: &AnyPool, dialect: Dialect, batch: &[Recording]) -> StoreResult<()> {
+async fn insert_all(
+    connections: &WriterConnections,
+    dialect: Dialect,
+    batch: &[Recording],
+) -> StoreResult<()> {
     let rows: Vec<(&NewSystemEvent, Timestamp)> = batch
         .iter()
         .flat_map(|recording| recording.events.iter().map(|event| (event, recording.at)))
@@ -53,10 +58,13 @@ async fn insert_all(pool: &AnyPool, dialect: Dialect, batch: &[Recording]) -> St
     }
     let mut statements = Statements::new(dialect);
     insert_in(&mut statements, dialect, &rows)?;
-    let mut connection = pool.acquire().await.db()?;
-    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
-    statements.run(&mut transaction).await?;
-    transaction.commit().await.db()
+    connections
+        .write(async |connection| {
+            let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
+            statements.run(&mut transaction).await?;
+            transaction.commit().await.db()
+        })
+        .await
 }
 
 /// Writes the inserts of the events, each with its time, for a write transaction (this
