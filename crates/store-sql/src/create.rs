@@ -215,7 +215,7 @@ async fn create_one(
             alert_id
         }
         Some(alert_id) => alert_id,
-        None => insert_alert(connection, request).await?,
+        None => insert_alert(connection, dialect, request).await?,
     };
     let investigation_id = insert_investigation(connection, dialect, alert_id, request).await?;
     Ok(Created::New(investigation_id))
@@ -232,7 +232,11 @@ async fn latest_investigation_of(
         .db()
 }
 
-async fn insert_alert(connection: &mut AnyConnection, request: &CreateRequest) -> StoreResult<i64> {
+async fn insert_alert(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    request: &CreateRequest,
+) -> StoreResult<i64> {
     let alert = &request.alert;
     let now = micros(alert.received_at);
     let parsed = &alert.parsed;
@@ -257,19 +261,9 @@ async fn insert_alert(connection: &mut AnyConnection, request: &CreateRequest) -
         },
         other => other,
     })?;
-    let mut seen = std::collections::HashSet::new();
-    for entity in &parsed.entities {
-        if !seen.insert((entity.kind, entity.value.as_str())) {
-            continue;
-        }
-        sqlx::query("INSERT INTO alert_entities (kind, value, alert_id) VALUES ($1, $2, $3)")
-            .bind(entity.kind.as_str())
-            .bind(&entity.value)
-            .bind(alert_id)
-            .execute(&mut *connection)
-            .await
-            .db()?;
-    }
+    let mut entities = crate::builder::Statements::new(dialect);
+    crate::entity_index::write(&mut entities, dialect, &[(alert_id, &parsed.entities[..])])?;
+    entities.run(connection).await?;
     Ok(alert_id)
 }
 

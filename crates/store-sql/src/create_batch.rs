@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use sleuth_domain::{EntityKind, InvestigationStatus};
+use sleuth_domain::{Entity, InvestigationStatus};
 use sleuth_store::{Created, StoreResult};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
@@ -123,7 +123,16 @@ pub async fn write(
         }
     }
     let mut writes = Statements::new(dialect);
-    write_entities(&mut writes, dialect, batch, &new_alerts, &alert_ids)?;
+    let new_alert_entities: Vec<(i64, &[Entity])> = new_alerts
+        .iter()
+        .map(|&index| {
+            Ok((
+                id_of(&alert_ids, index)?,
+                &batch[index].alert.parsed.entities[..],
+            ))
+        })
+        .collect::<StoreResult<_>>()?;
+    crate::entity_index::write(&mut writes, dialect, &new_alert_entities)?;
     write_investigations(&mut writes, dialect, batch, &investigate)?;
     let investigation_ids =
         new_investigation_ids(&writes.run(&mut *transaction).await?, &investigate)?;
@@ -285,38 +294,6 @@ async fn insert_alerts(
         ));
     }
     Ok(ids)
-}
-
-/// Adds the insert of each new alert's distinct entities, for correlation.
-fn write_entities(
-    writes: &mut Statements,
-    dialect: Dialect,
-    batch: &[CreateRequest],
-    new_alerts: &[usize],
-    alert_ids: &HashMap<usize, i64>,
-) -> StoreResult<()> {
-    let mut rows: Vec<(EntityKind, &str, i64)> = Vec::new();
-    for &index in new_alerts {
-        let alert_id = id_of(alert_ids, index)?;
-        let mut seen = std::collections::HashSet::new();
-        for entity in &batch[index].alert.parsed.entities {
-            if seen.insert((entity.kind, entity.value.as_str())) {
-                rows.push((entity.kind, entity.value.as_str(), alert_id));
-            }
-        }
-    }
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        writes
-            .next("INSERT INTO alert_entities (kind, value, alert_id)")
-            .value_rows(dialect, 3, chunk.len(), |sql, position| {
-                let (kind, value, alert_id) = chunk[position];
-                sql.bind(kind.as_str().to_string())?.push(", ");
-                sql.bind(value.to_string())?.push(", ");
-                sql.bind(alert_id)?;
-                Ok(())
-            })?;
-    }
-    Ok(())
 }
 
 /// Adds the insert of the new investigations (`not_asked`), which return their ids

@@ -139,20 +139,17 @@ fn sharing_investigations(
         if index > 0 {
             sql.push(" UNION ALL ");
         }
-        sql.push(&format!(
-            "SELECT * FROM (SELECT {index} AS entity, alert_id FROM alert_entities WHERE kind = "
-        ));
-        sql.bind(entity.kind.as_str().to_string())?
-            .push(" AND value = ");
-        sql.bind(entity.value.clone())?.push(" AND alert_id <> ");
-        sql.bind(alert_id)?;
-        sql.push(&format!(
-            " ORDER BY alert_id DESC LIMIT {ALERTS_PER_ENTITY}) AS entity_{index}"
-        ));
+        crate::entity_index::push_alerts_naming(
+            &mut sql,
+            dialect,
+            index,
+            entity,
+            alert_id,
+            ALERTS_PER_ENTITY,
+        )?;
     }
-    // Each (alert, entity index) pair comes once (an alert names an entity once: the
-    // primary key of alert_entities), so the sum of the powers of two is the set of
-    // indexes.
+    // Each (alert, entity index) pair comes once (an alert's entities are written once
+    // each: `entity_index::write`), so the sum of the powers of two is the set of indexes.
     sql.push(&format!(
         "), shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits FROM sharing \
          GROUP BY alert_id) \

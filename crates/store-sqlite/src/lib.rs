@@ -92,6 +92,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "hour_counts",
         sql: include_str!("../migrations/0016_hour_counts.sql"),
     },
+    Migration {
+        version: 17,
+        name: "entity_index",
+        sql: include_str!("../migrations/0017_entity_index.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -1,7 +1,7 @@
 //! Upgrading a database that already holds data, for both backends' upgrade tests: rows
 //! written the way an earlier schema held them read the same after the later migrations.
 
-use sleuth_domain::{Outcome, Priority};
+use sleuth_domain::{Entity, EntityKind, Outcome, Priority};
 use sleuth_store::Store;
 use sqlx::AnyPool;
 
@@ -11,8 +11,8 @@ use crate::fixtures;
 const CONCLUSION: &str = "Benign: a scheduled backup job, stored before migration 10.";
 
 /// On a database migrated up to version 9 (the result inside the investigations row),
-/// stores one alert with a concluded, tagged investigation and a queued one. Returns their
-/// ids.
+/// stores one alert naming two entities, with a concluded, tagged investigation and a
+/// queued one. Returns their ids.
 pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i64) {
     let alert = fixtures::simple_alert("Backup job on FS-1", 5);
     let parsed = serde_json::to_string(&alert.parsed).expect("parsed alert as JSON");
@@ -51,6 +51,14 @@ pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i
         .await
         .expect("investigation at version 9");
     }
+    // Correlation rows as 0001 keeps them (SQLite's migration 17 moves them to an index).
+    sqlx::query(
+        "INSERT INTO alert_entities (kind, value, alert_id) \
+         VALUES ('ip', '10.1.2.3', 1), ('user', 'Svc_Backup', 1)",
+    )
+    .execute(pool)
+    .await
+    .expect("entities at version 9");
     sqlx::query("INSERT INTO investigation_tags (name, investigation_id) VALUES ($1, 1)")
         .bind(TAG)
         .execute(pool)
@@ -110,4 +118,36 @@ pub async fn results_read_the_same_after_the_upgrade(
     };
     let page = store.list_investigations(&query).await.expect("list");
     assert_eq!((page.total, page.items.len()), (2, 2), "by hour");
+    // A new alert naming one of the stored alert's entities, and another user whose name
+    // differs only in case, is related to it by that one (the latest investigation of it).
+    let ip = Entity {
+        kind: EntityKind::Ip,
+        value: "10.1.2.3".into(),
+    };
+    let history = store
+        .history(&sleuth_store::HistoryQuery {
+            alert_id: 1_000,
+            investigation_id: 1_000,
+            entities: vec![
+                Entity {
+                    kind: EntityKind::User,
+                    value: "svc_backup".into(),
+                },
+                ip.clone(),
+            ],
+            alert_type: "another detection".into(),
+            direct_source_label: "Another source".into(),
+            since: created - chrono::Duration::days(1),
+            limit: 10,
+            tenant_union_id: 1,
+            tenant_id: None,
+        })
+        .await
+        .expect("history");
+    let related: Vec<(i64, Vec<Entity>)> = history
+        .related_alerts
+        .iter()
+        .map(|related| (related.investigation_id, related.shared_entities.clone()))
+        .collect();
+    assert_eq!(related, [(queued, vec![ip])]);
 }
