@@ -11,7 +11,7 @@ use crate::fixtures;
 const CONCLUSION: &str = "Benign: a scheduled backup job, stored before migration 10.";
 
 /// On a database migrated up to version 9 (the result inside the investigations row),
-/// stores one alert naming two entities, with a concluded, tagged investigation and a
+/// stores one alert naming three entities, with a concluded, tagged investigation and a
 /// queued one. Returns their ids.
 pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i64) {
     let alert = fixtures::simple_alert("Backup job on FS-1", 5);
@@ -54,7 +54,7 @@ pub async fn store_investigations_before_migration_10(pool: &AnyPool) -> (i64, i
     // Correlation rows as 0001 keeps them (SQLite's migration 17 moves them to an index).
     sqlx::query(
         "INSERT INTO alert_entities (kind, value, alert_id) \
-         VALUES ('ip', '10.1.2.3', 1), ('user', 'Svc_Backup', 1)",
+         VALUES ('ip', '10.1.2.3', 1), ('user', 'Svc_Backup', 1), ('user', 'józef', 1)",
     )
     .execute(pool)
     .await
@@ -118,11 +118,16 @@ pub async fn results_read_the_same_after_the_upgrade(
     };
     let page = store.list_investigations(&query).await.expect("list");
     assert_eq!((page.total, page.items.len()), (2, 2), "by hour");
-    // A new alert naming one of the stored alert's entities, and another user whose name
-    // differs only in case, is related to it by that one (the latest investigation of it).
+    // A new alert naming two of the stored alert's entities (one not ASCII), and another
+    // user whose name differs only in case, is related to it by those two (the latest
+    // investigation of it).
     let ip = Entity {
         kind: EntityKind::Ip,
         value: "10.1.2.3".into(),
+    };
+    let jozef = Entity {
+        kind: EntityKind::User,
+        value: "józef".into(),
     };
     let history = store
         .history(&sleuth_store::HistoryQuery {
@@ -134,6 +139,7 @@ pub async fn results_read_the_same_after_the_upgrade(
                     value: "svc_backup".into(),
                 },
                 ip.clone(),
+                jozef.clone(),
             ],
             alert_type: "another detection".into(),
             direct_source_label: "Another source".into(),
@@ -149,5 +155,5 @@ pub async fn results_read_the_same_after_the_upgrade(
         .iter()
         .map(|related| (related.investigation_id, related.shared_entities.clone()))
         .collect();
-    assert_eq!(related, [(queued, vec![ip])]);
+    assert_eq!(related, [(queued, vec![ip, jozef])]);
 }
