@@ -46,6 +46,7 @@ impl WriterConnections {
 
     /// Runs `write` (which begins and ends its own transaction) on the kept connection
     /// once the writer before has finished with it (SQLite), else on one from the pool.
+    /// `write` must not call this again: it would wait for itself.
     pub(crate) async fn write<T>(
         &self,
         write: impl AsyncFnOnce(&mut AnyConnection) -> StoreResult<T>,
