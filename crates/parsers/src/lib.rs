@@ -6,6 +6,7 @@
 
 pub mod builder;
 pub mod entities;
+pub mod envelopes;
 pub mod json;
 pub mod plain_words;
 pub mod registry;

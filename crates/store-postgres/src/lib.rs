@@ -95,6 +95,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "hour_counts",
         sql: include_str!("../migrations/0016_hour_counts.sql"),
     },
+    Migration {
+        version: 17,
+        name: "alert_revisions",
+        sql: include_str!("../migrations/0017_alert_revisions.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -13,6 +13,7 @@ use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
 use crate::group_commit::{BatchWrite, all_failed};
+use crate::revisions::{self, Decision};
 use crate::rows::{self, micros};
 use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect};
@@ -80,7 +81,10 @@ async fn write_batch(
         .write(async |connection| write_batch_set_based(connection, dialect, batch).await)
         .await;
     match set_based {
-        Ok(results) => return results.into_iter().map(Ok).collect(),
+        Ok(Some(results)) => return results.into_iter().map(Ok).collect(),
+        Ok(None) => {
+            // A revision of a known alert: decided one create at a time below.
+        }
         Err(error) => {
             // Replayed one create at a time below, where each gets its own answer.
             tracing::debug!(%error, size = batch.len(), "set-based create batch failed; replaying one by one");
@@ -96,13 +100,16 @@ async fn write_batch(
 }
 
 /// The fast path (`create_batch`): the whole batch in a few statements, one transaction.
+/// `None`, with nothing written, when the batch holds a revision of a known alert.
 async fn write_batch_set_based(
     connection: &mut AnyConnection,
     dialect: Dialect,
     batch: &[CreateRequest],
-) -> StoreResult<Vec<Created>> {
+) -> StoreResult<Option<Vec<Created>>> {
     let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
-    let created = crate::create_batch::write(&mut transaction, dialect, batch).await?;
+    let Some(created) = crate::create_batch::write(&mut transaction, dialect, batch).await? else {
+        return Ok(None);
+    };
     if dialect == Dialect::Postgres
         && created
             .iter()
@@ -111,7 +118,7 @@ async fn write_batch_set_based(
         notify_workers(&mut transaction).await?;
     }
     transaction.commit().await.db()?;
-    Ok(created)
+    Ok(Some(created))
 }
 
 /// The slow path: each create under its own savepoint, so that one refused alert does not
@@ -201,21 +208,30 @@ async fn create_one(
     request: &CreateRequest,
 ) -> StoreResult<Created> {
     let alert = &request.alert;
-    let existing_alert: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM alerts WHERE identity = $1")
-            .bind(&alert.identity)
-            .fetch_optional(&mut *connection)
-            .await
-            .db()?;
-    let alert_id = match existing_alert {
-        Some(alert_id) if !request.force => {
-            if let Some(investigation_id) = latest_investigation_of(connection, alert_id).await? {
+    let Some(known) = revisions::find(connection, &alert.identity).await? else {
+        let alert_id = insert_alert(connection, dialect, request, 1).await?;
+        let investigation_id = insert_investigation(connection, dialect, alert_id, request).await?;
+        return Ok(Created::New(investigation_id));
+    };
+    let alert_id = match revisions::meet(connection, request, &known).await? {
+        Decision::AnswerExisting => {
+            if let Some(investigation_id) =
+                latest_investigation_of(connection, known.alert_id).await?
+            {
                 return Ok(Created::Existing(investigation_id));
             }
-            alert_id
+            known.alert_id
         }
-        Some(alert_id) => alert_id,
-        None => insert_alert(connection, dialect, request).await?,
+        Decision::InvestigateStored => known.alert_id,
+        Decision::InvestigateRevision { revision } => {
+            revisions::supersede(connection, &known).await?;
+            let alert_id = insert_alert(connection, dialect, request, revision).await?;
+            let investigation_id =
+                insert_investigation(connection, dialect, alert_id, request).await?;
+            revisions::mark_investigated(connection, &alert.identity, revision, investigation_id)
+                .await?;
+            return Ok(Created::New(investigation_id));
+        }
     };
     let investigation_id = insert_investigation(connection, dialect, alert_id, request).await?;
     Ok(Created::New(investigation_id))
@@ -232,18 +248,21 @@ async fn latest_investigation_of(
         .db()
 }
 
+/// Stores the request's alert as `revision` of its identity.
 async fn insert_alert(
     connection: &mut AnyConnection,
     dialect: Dialect,
     request: &CreateRequest,
+    revision: i64,
 ) -> StoreResult<i64> {
     let alert = &request.alert;
     let now = micros(alert.received_at);
     let parsed = &alert.parsed;
     let alert_id: i64 = sqlx::query_scalar(
         "INSERT INTO alerts (identity, tenant_union_id, tenant_integration_key, parsed, \
-         raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+         raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at, \
+         content_hash, revision) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10) RETURNING id",
     )
     .bind(&alert.identity)
     .bind(alert.tenant_union_id)
@@ -253,6 +272,8 @@ async fn insert_alert(
     .bind(&parsed.direct_source_label)
     .bind(parsed.coalesce_key.as_deref())
     .bind(now)
+    .bind(&alert.content_hash)
+    .bind(revision)
     .fetch_one(&mut *connection)
     .await
     .map_err(|error| match crate::store_error(error) {

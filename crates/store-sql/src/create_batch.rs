@@ -73,8 +73,10 @@ fn id_of(ids: &HashMap<usize, i64>, index: usize) -> StoreResult<i64> {
 }
 
 /// Writes the batch with set-based statements on an open transaction, with the audit
-/// entries of its creates (`create::audited`). Returns one result per request, in order.
-/// Any error leaves the transaction to be rolled back.
+/// entries of its creates (`create::audited`). Returns one result per request, in order,
+/// or `None`, having written nothing, when a create brings a new revision of a known alert
+/// (`only_new_alerts_and_repeats`): the caller replays the batch create by create. Any
+/// error leaves the transaction to be rolled back.
 ///
 /// Four round trips on SQLite whatever the batch's size, each waited for inside the write
 /// turn that every other writer of the process waits for: what is stored already and the
@@ -86,7 +88,7 @@ pub async fn write(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     batch: &[CreateRequest],
-) -> StoreResult<Vec<Created>> {
+) -> StoreResult<Option<Vec<Created>>> {
     let audited = batch.iter().any(|request| request.audit.is_some());
     let mut reads = Statements::new(dialect);
     read_stored_alerts(&mut reads, batch)?;
@@ -94,7 +96,10 @@ pub async fn write(
         ChainHead::read(&mut reads, dialect);
     }
     let read = reads.run(&mut *transaction).await?;
-    let (stored_alerts, latest_stored) = stored_alerts(&read)?;
+    let (stored_alerts, latest_stored, contents) = stored_alerts(&read)?;
+    if !only_new_alerts_and_repeats(batch, &contents) {
+        return Ok(None);
+    }
     let chain_head = audited.then(|| ChainHead::find(&read)).transpose()?;
     let requests: Vec<(&str, bool)> = batch
         .iter()
@@ -156,12 +161,13 @@ pub async fn write(
         &investigate,
         &investigation_ids,
     )?;
+    write_sightings(&mut writes, dialect, batch, &contents)?;
     if let Some(chain_head) = chain_head {
         let entries = crate::create::audited(batch, created.iter().map(Some));
         chain_head.append(&mut writes, dialect, &entries)?;
     }
     writes.run(&mut *transaction).await?;
-    Ok(created)
+    Ok(Some(created))
 }
 
 /// The decisions of `create::create_one`, for the whole batch (identity and force of
@@ -214,30 +220,137 @@ fn read_stored_alerts(reads: &mut Statements, batch: &[CreateRequest]) -> StoreR
         reads
             .next(
                 "SELECT a.identity, a.id AS stored_alert_id, \
-                 (SELECT MAX(i.id) FROM investigations i WHERE i.alert_id = a.id) AS latest \
-                 FROM alerts a WHERE a.identity IN ",
+                 (SELECT MAX(i.id) FROM investigations i WHERE i.alert_id = a.id) AS latest, \
+                 a.content_hash AS stored_content_hash, a.revision AS stored_revision, \
+                 s.latest_content_hash AS sighted_content_hash \
+                 FROM alerts a LEFT JOIN alert_sightings s ON s.identity = a.identity \
+                 WHERE a.identity IN ",
             )
             .bind_padded_list(chunk)?;
     }
     Ok(())
 }
 
+/// What the batch needs to know of a stored alert's content.
+struct StoredContent {
+    /// The content a resend must have to be a plain repeat: that of the stored row, when
+    /// it is also the latest content received. `None` when a resend must be decided one by
+    /// one (`revisions::meet`): a later revision was recorded, or the row predates hashes.
+    current_hash: Option<String>,
+    revision: i64,
+}
+
 /// The stored alerts among the rows of a run of `read_stored_alerts` with other reads:
-/// their ids by identity, and the latest investigation of each that has one.
-fn stored_alerts(rows: &[AnyRow]) -> StoreResult<(HashMap<String, i64>, HashMap<i64, i64>)> {
+/// their ids by identity, the latest investigation of each that has one, and their content.
+#[allow(clippy::type_complexity)] // Three maps by the keys the plan looks them up by.
+fn stored_alerts(
+    rows: &[AnyRow],
+) -> StoreResult<(
+    HashMap<String, i64>,
+    HashMap<i64, i64>,
+    HashMap<String, StoredContent>,
+)> {
     let mut alerts = HashMap::new();
     let mut latest = HashMap::new();
+    let mut contents = HashMap::new();
     for row in rows
         .iter()
         .filter(|row| rows::has_column(row, "stored_alert_id"))
     {
         let alert_id = rows::int(row, "stored_alert_id")?;
-        alerts.insert(rows::text(row, "identity")?, alert_id);
+        let identity = rows::text(row, "identity")?;
+        let stored_hash = rows::opt_text(row, "stored_content_hash")?;
+        let sighted_hash = rows::opt_text(row, "sighted_content_hash")?;
+        let current_hash = match (stored_hash, sighted_hash) {
+            (Some(stored), None) => Some(stored),
+            (Some(stored), Some(sighted)) if stored == sighted => Some(stored),
+            _ => None,
+        };
+        contents.insert(
+            identity.clone(),
+            StoredContent {
+                current_hash,
+                revision: rows::int(row, "stored_revision")?,
+            },
+        );
+        alerts.insert(identity, alert_id);
         if let Some(investigation_id) = rows::opt_int(row, "latest")? {
             latest.insert(alert_id, investigation_id);
         }
     }
-    Ok((alerts, latest))
+    Ok((alerts, latest, contents))
+}
+
+/// Whether every create of the batch is a new alert or a plain repeat of a known one:
+/// no create brings other content under a known identity (a revision, stored or earlier
+/// in the batch). Revisions are rare and need reads of their own, so a batch with one is
+/// replayed create by create, where `revisions::meet` records it.
+fn only_new_alerts_and_repeats(
+    batch: &[CreateRequest],
+    contents: &HashMap<String, StoredContent>,
+) -> bool {
+    let mut hashes: HashMap<&str, Option<&str>> = contents
+        .iter()
+        .map(|(identity, content)| (identity.as_str(), content.current_hash.as_deref()))
+        .collect();
+    batch.iter().all(|request| {
+        let alert = &request.alert;
+        let known = hashes
+            .entry(alert.identity.as_str())
+            .or_insert(Some(alert.content_hash.as_str()));
+        *known == Some(alert.content_hash.as_str())
+    })
+}
+
+/// Adds the count of the batch's repeat deliveries (of alerts stored before, or earlier in
+/// the batch) to `alert_sightings`: one row per identity, made at its second delivery.
+fn write_sightings(
+    writes: &mut Statements,
+    dialect: Dialect,
+    batch: &[CreateRequest],
+    contents: &HashMap<String, StoredContent>,
+) -> StoreResult<()> {
+    // identity -> (repeats, last received, revision, content hash), in first-seen order.
+    let mut order: Vec<&str> = Vec::new();
+    let mut repeats: HashMap<&str, (i64, i64, i64, &str)> = HashMap::new();
+    let mut seen: std::collections::HashSet<&str> = contents.keys().map(String::as_str).collect();
+    for request in batch {
+        let alert = &request.alert;
+        let identity = alert.identity.as_str();
+        if seen.insert(identity) {
+            continue;
+        }
+        let revision = contents.get(identity).map_or(1, |content| content.revision);
+        let entry = repeats.entry(identity).or_insert_with(|| {
+            order.push(identity);
+            (0, 0, revision, alert.content_hash.as_str())
+        });
+        entry.0 += 1;
+        entry.1 = entry.1.max(micros(alert.received_at));
+    }
+    for chunk in order.chunks(ROWS_PER_STATEMENT) {
+        let sql = writes.next(
+            "INSERT INTO alert_sightings (identity, seen_count, last_seen_at, latest_revision, \
+             latest_content_hash)",
+        );
+        sql.value_rows(dialect, 5, chunk.len(), |sql, position| {
+            let identity = chunk[position];
+            let (count, last_seen, revision, hash) = repeats[identity];
+            // A new row counts the first delivery too; an existing one adds the repeats.
+            sql.bind(identity.to_string())?.push(", ");
+            sql.bind(count + 1)?.push(", ");
+            sql.bind(last_seen)?.push(", ");
+            sql.bind(revision)?.push(", ");
+            sql.bind(hash.to_string())?;
+            Ok(())
+        })?;
+        sql.push(
+            " ON CONFLICT (identity) DO UPDATE SET \
+             seen_count = alert_sightings.seen_count + excluded.seen_count - 1, \
+             last_seen_at = excluded.last_seen_at",
+        );
+    }
+    Ok(())
 }
 
 /// Inserts the alerts first seen in this batch; their ids by request index.
@@ -252,10 +365,11 @@ async fn insert_alerts(
         let mut sql = SqlBuilder::many(
             dialect,
             "INSERT INTO alerts (identity, tenant_union_id, tenant_integration_key, parsed, \
-             raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at)",
+             raw_alert_content, direct_source_label, coalesce_key, created_at, updated_at, \
+             content_hash)",
         );
         let mut request_of_identity = HashMap::with_capacity(chunk.len());
-        sql.value_rows(dialect, 9, chunk.len(), |sql, position| {
+        sql.value_rows(dialect, 10, chunk.len(), |sql, position| {
             let index = chunk[position];
             let request = &batch[index];
             let alert = &request.alert;
@@ -270,7 +384,8 @@ async fn insert_alerts(
                 .push(", ");
             sql.bind(alert.parsed.coalesce_key.clone())?.push(", ");
             sql.bind(now)?.push(", ");
-            sql.bind(now)?;
+            sql.bind(now)?.push(", ");
+            sql.bind(alert.content_hash.clone())?;
             Ok(())
         })?;
         // RETURNING rows come in no promised order: match them by identity (unique).

@@ -24,6 +24,7 @@ mod list_days;
 pub mod migrate;
 mod queue;
 mod response_actions;
+mod revisions;
 pub mod rows;
 mod search;
 mod strategies;
@@ -364,6 +365,13 @@ impl Store for SqlStore {
 
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord> {
         investigations::get_investigation(&self.pool, investigation_id).await
+    }
+
+    async fn alert_revisions(
+        &self,
+        investigation_id: i64,
+    ) -> StoreResult<sleuth_store::AlertRevisions> {
+        revisions::of_investigation(&self.pool, investigation_id).await
     }
 
     async fn list_investigations(

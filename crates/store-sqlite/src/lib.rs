@@ -97,6 +97,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "entity_index",
         sql: include_str!("../migrations/0017_entity_index.sql"),
     },
+    Migration {
+        version: 18,
+        name: "alert_revisions",
+        sql: include_str!("../migrations/0018_alert_revisions.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

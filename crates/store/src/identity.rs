@@ -7,9 +7,11 @@ use sleuth_domain::ParsedAlert;
 
 /// The identity under which an alert is stored once. Two deliveries of the same alert get
 /// the same identity; the same content from two tenants gets two.
+/// `content_hash` is `canonical_hash` of the raw alert, computed once by the caller (it is
+/// also what tells a revision from a repeat).
 pub fn alert_identity(
     parsed: &ParsedAlert,
-    raw: &Value,
+    content_hash: &str,
     tenant_union_id: i64,
     tenant_integration_key: Option<&str>,
 ) -> String {
@@ -23,7 +25,7 @@ pub fn alert_identity(
     };
     let key = match parsed.origin_ticket_id.as_deref() {
         Some(origin_id) if !origin_id.is_empty() => format!("id:{source_scope}:{origin_id}"),
-        _ => format!("sha256:{}", canonical_hash(raw)),
+        _ => format!("sha256:{content_hash}"),
     };
     // Hash the whole identity so it has a fixed size however long the source's id is.
     let digest = Sha256::digest(format!("{tenant_scope}|{key}").as_bytes());

@@ -12,6 +12,7 @@ mod identity;
 mod model;
 mod query;
 mod response_actions;
+mod revisions;
 mod strategies;
 mod system_events;
 
@@ -26,6 +27,7 @@ pub use identity::{alert_identity, canonical_hash};
 pub use model::*;
 pub use query::*;
 pub use response_actions::*;
+pub use revisions::*;
 pub use strategies::*;
 pub use system_events::*;
 
@@ -136,6 +138,12 @@ pub trait Store:
     /// Stores the alert, its investigation (`not_asked`) and its job in one transaction, or
     /// answers the existing investigation of the same alert. With `force`, a new
     /// investigation of the existing alert is made. Durable once it returns.
+    ///
+    /// The same alert with other content (the same identity, another `content_hash`) is a
+    /// new revision, recorded with what changed (`alert_revisions`). It is investigated on
+    /// its own content when forced, or when its severity is above that of the content last
+    /// investigated; otherwise the answer is the existing investigation. Every delivery of
+    /// a known alert counts as a sighting.
     async fn create_investigation(&self, alert: NewAlert, force: bool) -> StoreResult<Created> {
         self.create_investigation_audited(alert, force, None).await
     }
@@ -149,6 +157,9 @@ pub trait Store:
         audit: Option<NewAuditEntry>,
     ) -> StoreResult<Created>;
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord>;
+    /// How often the alert of an investigation was delivered, and every distinct content it
+    /// came with (`revisions`). `NotFound` when there is no such investigation.
+    async fn alert_revisions(&self, investigation_id: i64) -> StoreResult<AlertRevisions>;
     async fn list_investigations(
         &self,
         query: &InvestigationQuery,

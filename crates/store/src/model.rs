@@ -126,6 +126,9 @@ pub struct NewAlert {
     pub raw_alert_content: String,
     /// The dedupe identity, already scoped by tenant (see `alert_identity`).
     pub identity: String,
+    /// `canonical_hash` of the raw alert: tells a new revision of a known alert (same
+    /// identity, other content) from the same alert sent again.
+    pub content_hash: String,
     pub tenant_union_id: i64,
     pub tenant_integration_key: Option<String>,
     pub received_at: Timestamp,

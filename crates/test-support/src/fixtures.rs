@@ -7,7 +7,7 @@ use sleuth_domain::{
     Priority, Role, StrategyEffects, Timestamp,
 };
 use sleuth_store::{
-    DEFAULT_TENANT_UNION_ID, KeyHash, NewAlert, NewApiKey, NewUser, alert_identity,
+    DEFAULT_TENANT_UNION_ID, KeyHash, NewAlert, NewApiKey, NewUser, alert_identity, canonical_hash,
 };
 
 /// A fixed point in time, so tests never depend on the clock.
@@ -80,8 +80,10 @@ pub fn new_alert(
     tenant_union_id: Option<i64>,
 ) -> NewAlert {
     let tenant_union_id = tenant_union_id.unwrap_or(DEFAULT_TENANT_UNION_ID);
-    let identity = alert_identity(&parsed, &raw, tenant_union_id, None);
+    let content_hash = canonical_hash(&raw);
+    let identity = alert_identity(&parsed, &content_hash, tenant_union_id, None);
     NewAlert {
+        content_hash,
         received_at: parsed.create_time,
         raw_alert_content: raw.to_string(),
         identity,

@@ -8,6 +8,7 @@ pub mod context_memory;
 pub mod investigation;
 pub mod note;
 pub mod response_action;
+pub mod revision;
 pub mod schema;
 pub mod strategy;
 pub mod system_event;

@@ -6,7 +6,7 @@ use axum::http::HeaderMap;
 use axum::{Extension, Json};
 use serde_json::{Map, Value};
 use sleuth_domain::{InvestigationStatus, Role};
-use sleuth_store::{DEFAULT_TENANT_UNION_ID, NewAlert, Store, alert_identity};
+use sleuth_store::{DEFAULT_TENANT_UNION_ID, NewAlert, Store, alert_identity, canonical_hash};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -16,6 +16,7 @@ use crate::dto::investigation::{
     CreateInvestigationRequest, CreateInvestigationResponse, InvestigationDto,
     InvestigationListItemDto, PaginatedInvestigationList,
 };
+use crate::dto::revision::AlertRevisionsDto;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{
     ApiJson, JsonText, QueryPairs, parse_json, path_id, query_bool, query_integer,
@@ -30,6 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(create_investigation))
         .routes(routes!(create_custom_investigation))
         .routes(routes!(get_investigation))
+        .routes(routes!(get_alert_revisions))
         .routes(routes!(cancel_investigation))
 }
 
@@ -78,10 +80,12 @@ async fn create_investigation(
         .transpose()?;
     let submission = Submission {
         raw_text: raw.get().to_string(),
-        schema_key: request.schema_key,
-        tenant_union_id,
-        tenant_integration_key: request.tenant_integration_key,
         force: request.force_reinvestigation.unwrap_or(false),
+        options: AlertOptions {
+            schema_key: request.schema_key,
+            tenant_union_id,
+            tenant_integration_key: request.tenant_integration_key,
+        },
     };
     submit(&state, submission, audit).await.map(Json)
 }
@@ -128,10 +132,12 @@ async fn create_custom_investigation(
     let submission = Submission {
         raw_text: String::from_utf8(body.to_vec())
             .map_err(|_| ApiError::bad_request("the body is not valid UTF-8 JSON"))?,
-        schema_key: None,
-        tenant_union_id,
-        tenant_integration_key: query.one("tenant_integration_key").map(str::to_string),
         force: query_bool(&query, "force_reinvestigation")?.unwrap_or(false),
+        options: AlertOptions {
+            schema_key: None,
+            tenant_union_id,
+            tenant_integration_key: query.one("tenant_integration_key").map(str::to_string),
+        },
     };
     submit(&state, submission, audit).await.map(Json)
 }
@@ -139,10 +145,16 @@ async fn create_custom_investigation(
 /// An alert as received, before it is parsed.
 struct Submission {
     raw_text: String,
-    schema_key: Option<String>,
-    tenant_union_id: Option<i64>,
-    tenant_integration_key: Option<String>,
     force: bool,
+    options: AlertOptions,
+}
+
+/// How an alert is read and whose it is: what a create names beside the alert.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AlertOptions {
+    pub schema_key: Option<String>,
+    pub tenant_union_id: Option<i64>,
+    pub tenant_integration_key: Option<String>,
 }
 
 /// The one path of every alert into Sleuth: parse, find its identity, store once.
@@ -153,10 +165,37 @@ async fn submit(
 ) -> ApiResult<CreateInvestigationResponse> {
     let store = state.store()?;
     let raw: Value = parse_json(submission.raw_text.as_bytes())?;
+    refuse_several_alerts(&raw)?;
+    let alert = prepare(
+        store.as_ref(),
+        submission.raw_text,
+        &raw,
+        &submission.options,
+    )
+    .await?;
+    // The alert and the audit record of its submission commit together.
+    let audit = audit.map(|Extension(slot)| slot.take_entry());
+    let created = store
+        .create_investigation_audited(alert, submission.force, audit)
+        .await?;
+    Ok(CreateInvestigationResponse {
+        investigation_id: created.investigation_id(),
+    })
+}
+
+/// An alert ready to store: parsed, with its tenant union, identity and content hash.
+/// `raw_text` is the alert's exact text, `raw` the same parsed. Every way in (SPEC's
+/// creates, the push endpoints) comes through here, so every alert is read alike.
+pub(crate) async fn prepare(
+    store: &dyn Store,
+    raw_text: String,
+    raw: &Value,
+    options: &AlertOptions,
+) -> ApiResult<NewAlert> {
     if !raw.is_object() {
         return Err(ApiError::bad_request("the alert must be a JSON object"));
     }
-    if let Some(key) = &submission.tenant_integration_key
+    if let Some(key) = &options.tenant_integration_key
         && key.chars().count() > 200
     {
         return Err(ApiError::invalid_field(
@@ -166,9 +205,9 @@ async fn submit(
     }
     // Stored times have microsecond precision; so does everything derived from this one.
     let received_at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
-    let parsed = sleuth_parsers::parse_alert(submission.schema_key.as_deref(), &raw, received_at)
+    let parsed = sleuth_parsers::parse_alert(options.schema_key.as_deref(), raw, received_at)
         .map_err(|error| ApiError::bad_request(error.to_string()))?;
-    let tenant_union_id = match submission.tenant_union_id {
+    let tenant_union_id = match options.tenant_union_id {
         Some(id) => {
             store.get_tenant_union(id).await.map_err(|error| match error {
                 sleuth_store::StoreError::NotFound { .. } => ApiError::invalid_field(
@@ -181,35 +220,48 @@ async fn submit(
         }
         None => {
             tenant_union_for(
-                store.as_ref(),
+                store,
                 parsed.tenant_id.as_deref(),
-                submission.tenant_integration_key.as_deref(),
+                options.tenant_integration_key.as_deref(),
             )
             .await?
         }
     };
+    let content_hash = canonical_hash(raw);
     let identity = alert_identity(
         &parsed,
-        &raw,
+        &content_hash,
         tenant_union_id,
-        submission.tenant_integration_key.as_deref(),
+        options.tenant_integration_key.as_deref(),
     );
-    let alert = NewAlert {
+    Ok(NewAlert {
         parsed,
-        raw_alert_content: submission.raw_text,
+        raw_alert_content: raw_text,
         identity,
+        content_hash,
         tenant_union_id,
-        tenant_integration_key: submission.tenant_integration_key,
+        tenant_integration_key: options.tenant_integration_key.clone(),
         received_at,
-    };
-    // The alert and the audit record of its submission commit together.
-    let audit = audit.map(|Extension(slot)| slot.take_entry());
-    let created = store
-        .create_investigation_audited(alert, submission.force, audit)
-        .await?;
-    Ok(CreateInvestigationResponse {
-        investigation_id: created.investigation_id(),
     })
+}
+
+/// Refuses a body that holds several alerts (or none) in a vendor's envelope: SPEC's create
+/// answers one investigation id, and taking only the first alert would drop the others
+/// without a word. The push endpoints take such bodies whole.
+fn refuse_several_alerts(raw: &Value) -> ApiResult<()> {
+    let Some(envelope) = sleuth_parsers::envelopes::split(raw) else {
+        return Ok(());
+    };
+    if raw.is_object() && envelope.items.len() == 1 {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "the body is {}; this endpoint takes one alert per request. Send each alert on its \
+         own, or send the body as it is to a push source (`POST /app/api/v1/push/{{source_id}}`, \
+         kind `{}`; docs/sources.md), which investigates every alert it holds",
+        sleuth_parsers::envelopes::describe_count(&envelope),
+        envelope.kind.push_source,
+    )))
 }
 
 /// The union whose `lookup_dict` lists the alert's tenant or integration, else the default.
@@ -272,6 +324,35 @@ async fn get_investigation(
         &record,
         &links::base_url(&state, &headers),
     )))
+}
+
+/// How often the alert of an investigation was sent, and each content it came with.
+///
+/// A source that sends an alert again under the same id with other content (an updated
+/// finding) makes a new revision: recorded with the paths that changed, and investigated
+/// when forced or when its severity rose.
+#[utoipa::path(
+    get,
+    path = "/app/api/v1/investigation/{investigation_id}/revisions",
+    tag = "investigations",
+    params(("investigation_id" = String, Path, description = "The investigation id")),
+    responses(
+        (status = 200, description = "The alert's sightings and revisions", body = AlertRevisionsDto),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 404, description = "No such investigation", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+async fn get_alert_revisions(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(investigation_id): Path<String>,
+) -> ApiResult<Json<AlertRevisionsDto>> {
+    caller.require(Role::RestrictedReadOnly)?;
+    let investigation_id = path_id(&investigation_id, "investigation")?;
+    let revisions = state.store()?.alert_revisions(investigation_id).await?;
+    Ok(Json(AlertRevisionsDto::from(&revisions)))
 }
 
 /// List investigations.

@@ -9,6 +9,7 @@ mod audit_log;
 mod context_memory;
 mod engine;
 mod foundation;
+mod ingest;
 mod investigations;
 mod response_actions;
 mod strategies;
