@@ -5,6 +5,7 @@
 mod apikey;
 mod audit;
 mod context;
+mod eval;
 mod investigate;
 mod open;
 mod sandbox;
@@ -80,6 +81,19 @@ enum Command {
         /// configured engine.context_file).
         #[arg(long)]
         context: Option<PathBuf>,
+    },
+    /// Measure verdicts against your own labels: investigate every alert under DIR and
+    /// report agreement (docs/eval.md).
+    Eval {
+        /// A directory of alerts with a labels.toml, or of corpus case files.
+        dir: PathBuf,
+        /// The operator's context (default: DIR/context when it exists, else the
+        /// configured engine.context_file).
+        #[arg(long)]
+        context: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Work with the operator's context file (docs/context.md).
     Context {
@@ -188,6 +202,12 @@ fn main() -> ExitCode {
                 context
                     .as_deref()
                     .or(settings.engine.context_file.as_deref()),
+            ),
+            Command::Eval { dir, context, json } => eval::run(
+                &dir,
+                context.as_deref(),
+                settings.engine.context_file.as_deref(),
+                json,
             ),
             Command::Context { command } => context::run(&settings, command),
             Command::Audit { command } => audit::run(&settings, command).await,

@@ -13,6 +13,7 @@ pub mod context;
 mod judgement;
 mod narrative;
 mod playbooks;
+pub mod scoring;
 pub mod strategies;
 mod verdict;
 
