@@ -4,6 +4,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ipnet::IpNet;
+
+use crate::egress::Destination;
+
 /// How much isolation a run must have before a script may start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SandboxMode {
@@ -86,6 +90,15 @@ pub struct SandboxConfig {
     /// Files and directories the script may read (and execute) besides its work dir. The
     /// interpreter's own prefix is added automatically. Paths that do not exist are skipped.
     pub read_only_paths: Vec<PathBuf>,
+    /// Where a script allowed the network may connect beyond the public internet: the
+    /// operator's named destinations (an address, a network or a host name, each with an
+    /// optional port). Everything else that is not public stays out of reach (`egress`).
+    pub allowed_destinations: Vec<Destination>,
+    /// Public networks that are the operator's own, denied to scripts like private ones.
+    pub denied_networks: Vec<IpNet>,
+    /// The resolver configuration whose nameservers a script allowed the network may ask
+    /// (on port 53, over TCP).
+    pub resolv_conf: PathBuf,
 }
 
 /// System directories an isolated CPython needs, plus the few files of /etc that name
@@ -142,6 +155,9 @@ impl Default for SandboxConfig {
             slots: 2,
             work_root: std::env::temp_dir().join("sleuth-sandbox"),
             read_only_paths: DEFAULT_READ_ONLY_PATHS.iter().map(PathBuf::from).collect(),
+            allowed_destinations: Vec::new(),
+            denied_networks: Vec::new(),
+            resolv_conf: PathBuf::from("/etc/resolv.conf"),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The Landlock layer: the script may read (and execute) the system directories Python needs,
-//! read and write its own work dir, and nothing else on the filesystem; it may neither bind
-//! nor connect TCP sockets unless the operator allowed the network; and it may not signal or
+//! read and write its own work dir, and nothing else on the filesystem; it may not bind a
+//! TCP port, nor connect one unless the operator allowed the network (the egress guard
+//! judges those connections; Landlock knows ports, not addresses); and it may not signal or
 //! reach abstract Unix sockets of processes outside its own domain (the launcher, the
 //! service). Landlock fails open: the status must be checked, and NotEnforced is an error.
 
@@ -47,7 +48,7 @@ pub(crate) fn interpreter_prefix(python: &Path) -> Option<PathBuf> {
 pub(crate) fn restrict_self(
     read_only_paths: &[PathBuf],
     work_dir: &Path,
-    allow_network: bool,
+    allow_connect: bool,
 ) -> Result<String, String> {
     let failed = |error: landlock::RulesetError| format!("landlock: {error}");
     let mut ruleset = Ruleset::default()
@@ -55,11 +56,13 @@ pub(crate) fn restrict_self(
         .map_err(failed)?
         .scope(Scope::from_all(TARGET_ABI))
         .map_err(failed)?;
-    if !allow_network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(TARGET_ABI))
-            .map_err(failed)?;
-    }
+    // Handled rights with no rule granting them are denied.
+    let denied_network = if allow_connect {
+        AccessNet::BindTcp.into()
+    } else {
+        AccessNet::from_all(TARGET_ABI)
+    };
+    ruleset = ruleset.handle_access(denied_network).map_err(failed)?;
     let work_dir_rule = PathBeneath::new(
         PathFd::new(work_dir).map_err(|error| format!("landlock: work dir: {error}"))?,
         AccessFs::from_all(TARGET_ABI),

@@ -4,9 +4,11 @@
 //!
 //! - the launcher (the parent's child): new session, rlimits, new namespaces, then waits;
 //! - the reaper, its child: pid 1 of the new PID namespace, reaps orphans, and when it exits
-//!   the kernel kills every process left in the namespace (detached daemons included);
+//!   the kernel kills every process left in the namespace (detached daemons included); for
+//!   a script allowed the network it also runs the egress guard (`egress_guard`);
 //! - the script process, the reaper's child: drops to the slot's uid, no_new_privs,
-//!   Landlock, seccomp, then execs Python on the fixed bootstrap.
+//!   Landlock, seccomp (handing the filter's listener to the reaper when the network is
+//!   guarded), then execs Python on the fixed bootstrap.
 //!
 //! Everything they report goes to the status descriptor (see `status`).
 
@@ -16,8 +18,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use crate::egress::EgressPolicy;
+use crate::egress_guard::{self, Guard};
 use crate::landlock_layer;
-use crate::plan::{LaunchPlan, LayerPolicy, ResourceLimits};
+use crate::plan::{LaunchPlan, LayerPolicy, NetworkPlan, ResourceLimits};
 use crate::seccomp;
 use crate::status::{STATUS_DESCRIPTOR, status_line};
 
@@ -31,6 +38,7 @@ const EXEC_FAILED_EXIT_CODE: i32 = 127;
 
 /// Writes status lines. Before the plan is known to be sane, a missing status descriptor
 /// falls back to stderr so that a human running the launcher by hand sees the error.
+#[derive(Clone, Copy)]
 struct StatusWriter {
     descriptor: i32,
 }
@@ -49,23 +57,7 @@ impl StatusWriter {
     }
 
     fn write(&self, word: &str, message: &str) {
-        let line = status_line(word, message);
-        let mut remaining = line.as_bytes();
-        while !remaining.is_empty() {
-            // SAFETY: writes from a live byte slice of the given length.
-            let written = unsafe {
-                libc::write(
-                    self.descriptor,
-                    remaining.as_ptr().cast::<libc::c_void>(),
-                    remaining.len(),
-                )
-            };
-            match usize::try_from(written) {
-                Ok(count) if count > 0 => remaining = &remaining[count.min(remaining.len())..],
-                _ if last_errno() == libc::EINTR => {}
-                _ => return,
-            }
-        }
+        let _ = write_all(self.descriptor, status_line(word, message).as_bytes());
     }
 
     fn applied(&self, layer: &str, detail: &str) {
@@ -316,8 +308,9 @@ fn enter_namespaces(plan: &LaunchPlan, status: &StatusWriter) -> Result<bool, St
         unshare(libc::CLONE_NEWPID, "unshare(CLONE_NEWPID)")
     })?;
     // A fresh network namespace has only a loopback that is down: no route anywhere, the
-    // host's loopback services included.
-    if !plan.allow_network {
+    // host's loopback services included. A script allowed the network keeps the host's, and
+    // the egress guard decides where it may connect.
+    if plan.network.is_off() {
         status.layer(layers.net_namespace, "net-namespace", || {
             unshare(libc::CLONE_NEWNET, "unshare(CLONE_NEWNET)")
         })?;
@@ -391,7 +384,8 @@ fn wait_for_exit_code(pid: libc::pid_t) -> i32 {
     }
 }
 
-/// The reaper: pid 1 of the run's PID namespace (or a subreaper without one).
+/// The reaper: pid 1 of the run's PID namespace (or a subreaper without one), and the
+/// egress guard's home when the script is allowed the network.
 fn reaper(plan: &LaunchPlan, status: &StatusWriter, in_pid_namespace: bool, sweeps_uid: bool) -> ! {
     // SAFETY: prctl with integer arguments only. If the launcher is killed (wall clock,
     // output cap), the reaper dies with it, and with the reaper the whole namespace.
@@ -402,14 +396,25 @@ fn reaper(plan: &LaunchPlan, status: &StatusWriter, in_pid_namespace: bool, swee
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
     }
-    // SAFETY: still single threaded after fork.
+    let handoff = match &plan.network {
+        NetworkPlan::Guarded(_) => match ListenerHandoff::new() {
+            Ok(handoff) => Some(handoff),
+            Err(reason) => {
+                status.write("fatal", &reason);
+                // SAFETY: ending this forked child without running the parent's exit handlers.
+                unsafe { libc::_exit(SETUP_FAILED_EXIT_CODE) }
+            }
+        },
+        NetworkPlan::Off | NetworkPlan::Unguarded => None,
+    };
+    // SAFETY: still single threaded after fork (the guard's threads start after this).
     let script_pid = match unsafe { libc::fork() } {
         -1 => {
             status.write("fatal", &os_error("fork of the script process"));
             // SAFETY: ending this forked child without running the parent's exit handlers.
             unsafe { libc::_exit(SETUP_FAILED_EXIT_CODE) }
         }
-        0 => script_process(plan, status),
+        0 => script_process(plan, status, handoff.map(ListenerHandoff::script_side)),
         script_pid => script_pid,
     };
     // The script gets a process group of its own, so that its background children can be
@@ -417,6 +422,12 @@ fn reaper(plan: &LaunchPlan, status: &StatusWriter, in_pid_namespace: bool, swee
     // SAFETY: setpgid on our own child.
     unsafe { libc::setpgid(script_pid, script_pid) };
     close_standard_streams();
+    let guard = match (handoff, &plan.network) {
+        (Some(handoff), NetworkPlan::Guarded(policy)) => {
+            start_guard(handoff.reaper_side(), script_pid, policy, status)
+        }
+        _ => None,
+    };
     let script_end = reap_until(script_pid);
     match script_end {
         Some(end) if libc::WIFEXITED(end) => {
@@ -425,11 +436,213 @@ fn reaper(plan: &LaunchPlan, status: &StatusWriter, in_pid_namespace: bool, swee
         Some(end) => status.write("signal", &libc::WTERMSIG(end).to_string()),
         None => status.write("fatal", "lost track of the script process"),
     }
+    if let Some(guard) = guard {
+        let unreported = guard.unreported_denials();
+        if unreported > 0 {
+            status.write("denied-more", &unreported.to_string());
+        }
+    }
     if sweeps_uid {
         kill_every_process_of(plan.sandbox_uid);
     }
-    // SAFETY: ending the forked reaper. In a PID namespace this kills every process left.
+    // SAFETY: ending the forked reaper. In a PID namespace this kills every process left,
+    // and with the reaper go the guard's threads.
     unsafe { libc::_exit(0) }
+}
+
+/// Takes the seccomp listener from the script process and starts the egress guard on it.
+/// On failure the script process finds the handoff closed and stops before exec.
+fn start_guard(
+    handoff: ReaperSide,
+    script_pid: libc::pid_t,
+    policy: &EgressPolicy,
+    status: &StatusWriter,
+) -> Option<Arc<Guard>> {
+    // The script process sends the listener's number once its filter is in place; nothing
+    // (end of file) means it stopped before that and reports why itself.
+    let listener_number = handoff.receive_listener_number()?;
+    let listener = match take_descriptor(script_pid, listener_number) {
+        Ok(listener) => listener,
+        Err(reason) => {
+            status.write("fatal", &format!("egress guard: {reason}"));
+            return None;
+        }
+    };
+    let mut policy = policy.clone();
+    policy.host_addresses.extend(egress_guard::host_addresses());
+    let writer = *status;
+    let guard = Guard::new(
+        listener,
+        policy,
+        Box::new(move |denial| writer.write("denied", denial)),
+    );
+    if let Err(reason) = Guard::start(&guard) {
+        status.write("fatal", &reason);
+        return None;
+    }
+    status.applied("egress-guard", "");
+    handoff.release_script();
+    Some(guard)
+}
+
+/// A duplicate of another process's descriptor (pidfd_getfd). The reaper is that process's
+/// parent, which is what ptrace's access rules (and Yama's) ask of the caller.
+fn take_descriptor(pid: libc::pid_t, descriptor: RawFd) -> Result<OwnedFd, String> {
+    // SAFETY: pidfd_open takes integers and returns a new descriptor.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd = RawFd::try_from(pidfd)
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| os_error("pidfd_open"))?;
+    // SAFETY: the descriptor was just created for us.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    // SAFETY: pidfd_getfd takes integers and returns a new close-on-exec descriptor.
+    let duplicate =
+        unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), descriptor, 0) };
+    let duplicate = RawFd::try_from(duplicate)
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| os_error("pidfd_getfd"))?;
+    // SAFETY: the descriptor was just created for us.
+    Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
+}
+
+/// Two pipes between the reaper and the script process, made before the fork: the script
+/// process sends the number of its seccomp listener, and waits for the reaper to say it has
+/// taken it before it becomes the interpreter (the listener is close-on-exec: once exec has
+/// closed the script's copy, a listener nobody holds fails every `connect` with ENOSYS).
+struct ListenerHandoff {
+    number_read: OwnedFd,
+    number_write: OwnedFd,
+    taken_read: OwnedFd,
+    taken_write: OwnedFd,
+}
+
+/// The script process's ends of the handoff.
+struct ScriptSide {
+    number_write: OwnedFd,
+    taken_read: OwnedFd,
+}
+
+/// The reaper's ends of the handoff.
+struct ReaperSide {
+    number_read: OwnedFd,
+    taken_write: OwnedFd,
+}
+
+impl ListenerHandoff {
+    fn new() -> Result<ListenerHandoff, String> {
+        let (number_read, number_write) = pipe()?;
+        let (taken_read, taken_write) = pipe()?;
+        Ok(ListenerHandoff {
+            number_read,
+            number_write,
+            taken_read,
+            taken_write,
+        })
+    }
+
+    /// Called in the script process: the reaper's ends close here.
+    fn script_side(self) -> ScriptSide {
+        ScriptSide {
+            number_write: self.number_write,
+            taken_read: self.taken_read,
+        }
+    }
+
+    /// Called in the reaper: the script's ends close here, so that a script process that
+    /// stops early is seen as end of file.
+    fn reaper_side(self) -> ReaperSide {
+        ReaperSide {
+            number_read: self.number_read,
+            taken_write: self.taken_write,
+        }
+    }
+}
+
+impl ScriptSide {
+    fn hand_over(self, listener: &OwnedFd) -> Result<(), String> {
+        let number = listener.as_raw_fd().to_le_bytes();
+        if write_all(self.number_write.as_raw_fd(), &number).is_err() {
+            return Err("egress guard: cannot hand the listener to the reaper".to_owned());
+        }
+        drop(self.number_write);
+        let mut taken = [0u8; 1];
+        match read_exact(&self.taken_read, &mut taken) {
+            Ok(()) => Ok(()),
+            Err(()) => Err("egress guard: the reaper did not take the listener".to_owned()),
+        }
+    }
+}
+
+impl ReaperSide {
+    fn receive_listener_number(&self) -> Option<RawFd> {
+        let mut number = [0u8; 4];
+        read_exact(&self.number_read, &mut number).ok()?;
+        Some(RawFd::from_le_bytes(number))
+    }
+
+    fn release_script(self) {
+        let _ = write_all(self.taken_write.as_raw_fd(), &[1]);
+    }
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut descriptors: [RawFd; 2] = [-1, -1];
+    // SAFETY: pipe2 writes two descriptors into the array; close-on-exec keeps them from
+    // the interpreter.
+    if unsafe { libc::pipe2(descriptors.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_error("pipe2"));
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe {
+        (
+            OwnedFd::from_raw_fd(descriptors[0]),
+            OwnedFd::from_raw_fd(descriptors[1]),
+        )
+    })
+}
+
+/// Writes all of `bytes`, in one `write` when the descriptor takes it whole (a pipe does,
+/// up to PIPE_BUF bytes: so status lines from several threads never interleave).
+fn write_all(descriptor: RawFd, mut bytes: &[u8]) -> Result<(), ()> {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live byte slice of the given length.
+        let written = unsafe {
+            libc::write(
+                descriptor,
+                bytes.as_ptr().cast::<libc::c_void>(),
+                bytes.len(),
+            )
+        };
+        match usize::try_from(written) {
+            Ok(count) if count > 0 => bytes = &bytes[count.min(bytes.len())..],
+            _ if last_errno() == libc::EINTR => {}
+            _ => return Err(()),
+        }
+    }
+    Ok(())
+}
+
+fn read_exact(descriptor: &OwnedFd, buffer: &mut [u8]) -> Result<(), ()> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        let rest = &mut buffer[filled..];
+        // SAFETY: reads into a live byte slice of the given length.
+        let read = unsafe {
+            libc::read(
+                descriptor.as_raw_fd(),
+                rest.as_mut_ptr().cast::<libc::c_void>(),
+                rest.len(),
+            )
+        };
+        match usize::try_from(read) {
+            Ok(count) if count > 0 => filled += count,
+            _ if read < 0 && last_errno() == libc::EINTR => {}
+            _ => return Err(()),
+        }
+    }
+    Ok(())
 }
 
 /// Reaps every child until the script process has ended. The script's process group is
@@ -469,8 +682,8 @@ fn reap_until(script_pid: libc::pid_t) -> Option<libc::c_int> {
 }
 
 /// The script process: never returns; it becomes the interpreter or reports why not.
-fn script_process(plan: &LaunchPlan, status: &StatusWriter) -> ! {
-    let error = match isolate_and_exec(plan, status) {
+fn script_process(plan: &LaunchPlan, status: &StatusWriter, handoff: Option<ScriptSide>) -> ! {
+    let error = match isolate_and_exec(plan, status, handoff) {
         Ok(never) => match never {},
         Err(error) => error,
     };
@@ -483,7 +696,11 @@ fn c_string(bytes: &[u8]) -> Result<CString, String> {
     CString::new(bytes).map_err(|_| "an argument holds a NUL byte".to_owned())
 }
 
-fn isolate_and_exec(plan: &LaunchPlan, status: &StatusWriter) -> Result<Infallible, String> {
+fn isolate_and_exec(
+    plan: &LaunchPlan,
+    status: &StatusWriter,
+    handoff: Option<ScriptSide>,
+) -> Result<Infallible, String> {
     let layers = &plan.layers;
     // SAFETY: integer prctl and setpgid on ourselves. PDEATHSIG: if the reaper dies, so does
     // the script, even without a PID namespace to take it down.
@@ -511,13 +728,18 @@ fn isolate_and_exec(plan: &LaunchPlan, status: &StatusWriter) -> Result<Infallib
         c_string(BOOTSTRAP.as_bytes())?,
     ];
     let work_dir = plan.work_dir.as_os_str().as_bytes();
-    let environment = [
+    let mut environment = vec![
         c_string(b"PATH=/usr/local/bin:/usr/bin:/bin")?,
         c_string(&[b"HOME=", work_dir].concat())?,
         c_string(&[b"TMPDIR=", work_dir].concat())?,
         c_string(b"LANG=C.UTF-8")?,
         c_string(b"LC_ALL=C.UTF-8")?,
     ];
+    let guarded = matches!(plan.network, NetworkPlan::Guarded(_));
+    if guarded {
+        // A guarded script may only make TCP sockets: glibc's resolver must ask over TCP.
+        environment.push(c_string(b"RES_OPTIONS=use-vc")?);
+    }
     let mut read_only_paths = plan.read_only_paths.clone();
     read_only_paths.extend(landlock_layer::interpreter_prefix(&plan.python));
 
@@ -535,13 +757,26 @@ fn isolate_and_exec(plan: &LaunchPlan, status: &StatusWriter) -> Result<Infallib
         }
     })?;
     status.layer(layers.landlock, "landlock", || {
-        landlock_layer::restrict_self(&read_only_paths, &plan.work_dir, plan.allow_network)
+        landlock_layer::restrict_self(&read_only_paths, &plan.work_dir, !plan.network.is_off())
     })?;
-    // seccomp last: the steps above use calls it denies.
-    status.layer(layers.seccomp, "seccomp", || {
-        seccomp::install_filter(&seccomp::build_filter(plan.allow_network)?)?;
+    // seccomp last: the steps above use calls it denies. A guarded network has no other
+    // guard: without the filter the script does not run, whatever the layer's policy.
+    let seccomp_policy = if guarded {
+        LayerPolicy::Require
+    } else {
+        layers.seccomp
+    };
+    let mut listener = None;
+    status.layer(seccomp_policy, "seccomp", || {
+        let program = seccomp::build_filter(!plan.network.is_off())?;
+        listener = seccomp::install_filter(&program, guarded)?;
         Ok(String::new())
     })?;
+    match (handoff, listener) {
+        (Some(handoff), Some(listener)) => handoff.hand_over(&listener)?,
+        (None, None) => {}
+        _ => return Err("egress guard: the seccomp listener and the handoff disagree".to_owned()),
+    }
 
     status.write("exec", "");
     let mut argument_pointers: Vec<*const libc::c_char> =

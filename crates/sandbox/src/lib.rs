@@ -11,6 +11,8 @@
 #![allow(unsafe_code)]
 
 mod config;
+mod egress;
+mod egress_guard;
 mod landlock_layer;
 mod launcher;
 mod plan;
@@ -27,6 +29,10 @@ use sleuth_domain::ScriptRunStatus;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use config::{DEFAULT_READ_ONLY_PATHS, SandboxConfig, SandboxMode};
+pub use egress::{AllowedNetwork, Destination};
+/// The network type of `SandboxConfig::denied_networks`, re-exported so that callers need
+/// no dependency of their own to fill it.
+pub use ipnet::IpNet;
 pub use launcher::launcher_main;
 pub use probe::{LayerAvailability, ProbeReport, layer};
 
@@ -43,7 +49,8 @@ pub struct ScriptJob {
     pub variables: serde_json::Map<String, serde_json::Value>,
     /// Bound as the global `secrets`; handed to the interpreter on stdin only.
     pub secrets: BTreeMap<String, String>,
-    /// Outbound network for this script (off by default).
+    /// Outbound network for this script (off by default): TCP to the public internet and to
+    /// the operator's named destinations, each connection judged by the egress guard.
     pub allow_network: bool,
 }
 
@@ -74,6 +81,9 @@ pub struct ScriptOutcome {
     pub duration: Duration,
     /// The mode and the layers that applied, e.g. `strict: rlimits, pid-namespace, ...`.
     pub isolation: String,
+    /// Connections the egress guard refused, `destination (reason)`, the first few; also
+    /// summed up in `syserr`.
+    pub denied_connections: Vec<String>,
 }
 
 impl ScriptOutcome {
@@ -85,6 +95,7 @@ impl ScriptOutcome {
             syserr: Some(reason),
             duration: Duration::ZERO,
             isolation,
+            denied_connections: Vec::new(),
         }
     }
 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::egress::EgressPolicy;
+
 /// What to do about one isolation layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum LayerPolicy {
@@ -65,6 +67,23 @@ pub(crate) struct ResourceLimits {
     pub open_files: u64,
 }
 
+/// What network a run has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum NetworkPlan {
+    /// None: a network namespace of its own where the layer applies, and no sockets.
+    Off,
+    /// Outbound TCP, each connection judged by the egress guard against this policy.
+    Guarded(EgressPolicy),
+    /// The host's network, unguarded: only where no layer could guard it (mode `none`).
+    Unguarded,
+}
+
+impl NetworkPlan {
+    pub(crate) fn is_off(&self) -> bool {
+        matches!(self, NetworkPlan::Off)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct LaunchPlan {
     pub python: PathBuf,
@@ -74,7 +93,7 @@ pub(crate) struct LaunchPlan {
     pub layers: LayerPolicies,
     /// The slot's uid and gid, used when `layers.dedicated_uid` is wanted.
     pub sandbox_uid: u32,
-    pub allow_network: bool,
+    pub network: NetworkPlan,
     /// If the service dies without killing the run, the launcher still ends it after this
     /// long (SIGALRM), taking the whole run with it.
     pub backstop_seconds: u32,
@@ -122,7 +141,12 @@ mod tests {
             },
             layers: LayerPolicies::all(LayerPolicy::Require),
             sandbox_uid: 2_000_000_001,
-            allow_network: false,
+            network: NetworkPlan::Guarded(EgressPolicy {
+                allowed: Vec::new(),
+                resolvers: vec!["10.255.255.53".parse().expect("address")],
+                denied: vec!["198.199.0.0/16".parse().expect("network")],
+                host_addresses: Vec::new(),
+            }),
             backstop_seconds: 10,
         }
     }

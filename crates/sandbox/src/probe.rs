@@ -25,6 +25,8 @@ pub mod layer {
     pub const NO_NEW_PRIVS: &str = "no-new-privs";
     pub const LANDLOCK: &str = "landlock";
     pub const SECCOMP: &str = "seccomp";
+    /// Judges each connection of a script allowed the network (needs seccomp).
+    pub const EGRESS_GUARD: &str = "egress-guard";
 }
 
 /// One layer as the probe found it.
@@ -190,25 +192,7 @@ pub(crate) fn probe_host(config: &SandboxConfig) -> ProbeReport {
         code: "pass".to_owned(),
         ..ScriptJob::default()
     };
-    let settings = RunSettings {
-        config: &probe_config,
-        layers: policies,
-        slot: 0,
-        mode_label: "probe",
-    };
-    let probe_run = std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|error| format!("cannot start the probe's runtime: {error}"))?;
-                Ok(runtime.block_on(execute(&settings, &job)))
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the probe stopped unexpectedly".to_owned()))
-    });
-
+    let probe_run = run_blocking(&probe_config, policies, &job);
     let mut layers = Vec::new();
     let interpreter_problem = match probe_run {
         Ok(record) => {
@@ -252,6 +236,12 @@ pub(crate) fn probe_host(config: &SandboxConfig) -> ProbeReport {
         }
         Err(reason) => Some(reason),
     };
+    if layers
+        .iter()
+        .any(|availability| availability.layer == layer::SECCOMP && availability.available)
+    {
+        layers.push(probe_egress_guard(&probe_config, policies));
+    }
     ProbeReport {
         mode: config.mode,
         interpreter: config.python.clone(),
@@ -259,6 +249,72 @@ pub(crate) fn probe_host(config: &SandboxConfig) -> ProbeReport {
         not_ready: readiness_problem(config.mode, &layers, interpreter_problem),
         landlock_abi: landlock_layer::kernel_abi(),
         layers,
+    }
+}
+
+/// Runs one probe job on a small runtime of its own thread, so that the caller may be
+/// synchronous start-up code or already inside a runtime.
+fn run_blocking(
+    config: &SandboxConfig,
+    policies: LayerPolicies,
+    job: &ScriptJob,
+) -> Result<crate::runner::RunRecord, String> {
+    let settings = RunSettings {
+        config,
+        layers: policies,
+        slot: 0,
+        mode_label: "probe",
+    };
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| format!("cannot start the probe's runtime: {error}"))?;
+                Ok(runtime.block_on(execute(&settings, job)))
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the probe stopped unexpectedly".to_owned()))
+    })
+}
+
+/// The egress guard, end to end: a script allowed the network tries the host's own
+/// loopback and must be refused by the guard (EACCES), not by anything else.
+fn probe_egress_guard(config: &SandboxConfig, policies: LayerPolicies) -> LayerAvailability {
+    let job = ScriptJob {
+        code: "import errno, socket\n\
+               try:\n    socket.create_connection(('127.0.0.1', 9), timeout=5).close()\n    print('connected')\n\
+               except OSError as error:\n    print(errno.errorcode.get(error.errno, error.errno))"
+            .to_owned(),
+        allow_network: true,
+        ..ScriptJob::default()
+    };
+    let (available, detail) = match run_blocking(config, policies, &job) {
+        Ok(record) => {
+            let applied = record
+                .report
+                .applied
+                .iter()
+                .any(|event| event.layer == layer::EGRESS_GUARD);
+            let answer = record.outcome.stdout.trim().to_owned();
+            match (applied, answer.as_str()) {
+                (true, "EACCES") => (true, String::new()),
+                _ => (
+                    false,
+                    record
+                        .outcome
+                        .syserr
+                        .unwrap_or_else(|| format!("a loopback connection gave {answer:?}")),
+                ),
+            }
+        }
+        Err(reason) => (false, reason),
+    };
+    LayerAvailability {
+        layer: layer::EGRESS_GUARD.to_owned(),
+        available,
+        detail,
     }
 }
 

@@ -14,7 +14,8 @@ use sleuth_domain::ScriptRunStatus;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep_until};
 
-use crate::plan::{LaunchPlan, LayerPolicies, PLAN_FLAG, ResourceLimits};
+use crate::egress::{self, AllowedNetwork, Destination, EgressPolicy};
+use crate::plan::{LaunchPlan, LayerPolicies, NetworkPlan, PLAN_FLAG, ResourceLimits};
 use crate::status::{LauncherReport, STATUS_DESCRIPTOR, ScriptExit};
 use crate::{SandboxConfig, ScriptJob, ScriptOutcome};
 
@@ -298,6 +299,7 @@ async fn execute_in(
     work_dir: &Path,
 ) -> RunRecord {
     let config = settings.config;
+    let (network, network_note) = network_plan(settings, job).await;
     let plan = LaunchPlan {
         python: config.python.clone(),
         work_dir: work_dir.to_path_buf(),
@@ -315,7 +317,7 @@ async fn execute_in(
         },
         layers: settings.layers,
         sandbox_uid,
-        allow_network: job.allow_network,
+        network,
         backstop_seconds: u32::try_from(
             config
                 .wall_clock
@@ -449,13 +451,23 @@ async fn execute_in(
         config,
     );
     let mut syserr = verdict.syserr;
-    if output_left_open {
-        let note = "a process the script left behind kept its output open; output written \
-                    after the script ended was not kept";
-        syserr = Some(match syserr {
+    let mut add_note = |note: &str| {
+        syserr = Some(match syserr.take() {
             Some(reason) => format!("{reason}; {note}"),
             None => note.to_owned(),
         });
+    };
+    if output_left_open {
+        add_note(
+            "a process the script left behind kept its output open; output written after \
+             the script ended was not kept",
+        );
+    }
+    if let Some(note) = network_note {
+        add_note(&note);
+    }
+    if let Some(note) = denial_note(&report) {
+        add_note(&note);
     }
     let applied = report.applied_summary();
     RunRecord {
@@ -470,9 +482,97 @@ async fn execute_in(
                 settings.mode_label,
                 if applied.is_empty() { "none" } else { &applied }
             ),
+            denied_connections: report.denied_connections.clone(),
         },
         report,
     }
+}
+
+/// The network a run gets, and a note for `syserr` when the script asked for more than it
+/// gets. Only the egress guard gives a network: where seccomp is not applied the script is
+/// kept off the network if a network namespace can do it, and only where neither applies
+/// (mode `none`, development) does it keep the host's network unguarded.
+async fn network_plan(
+    settings: &RunSettings<'_>,
+    job: &ScriptJob,
+) -> (NetworkPlan, Option<String>) {
+    if !job.allow_network {
+        return (NetworkPlan::Off, None);
+    }
+    if settings.layers.seccomp.wanted() {
+        let (policy, unresolved) = egress_policy(settings.config).await;
+        return (NetworkPlan::Guarded(policy), unresolved);
+    }
+    if settings.layers.net_namespace.wanted() {
+        return (
+            NetworkPlan::Off,
+            Some(
+                "the network was withheld: this host cannot guard a script's connections \
+                 (the egress guard needs seccomp)"
+                    .to_owned(),
+            ),
+        );
+    }
+    (NetworkPlan::Unguarded, None)
+}
+
+/// How long a named destination may take to resolve when a run starts.
+const DESTINATION_LOOKUP_LIMIT: Duration = Duration::from_secs(2);
+
+/// The policy of one guarded run: the operator's destinations with their names resolved
+/// now, and the system's resolvers. Returns a note naming destinations that did not resolve.
+async fn egress_policy(config: &SandboxConfig) -> (EgressPolicy, Option<String>) {
+    let mut allowed = Vec::new();
+    let mut unresolved = Vec::new();
+    for destination in &config.allowed_destinations {
+        match destination {
+            Destination::Network(network) => allowed.push(*network),
+            Destination::Host { name, port } => {
+                let lookup = tokio::net::lookup_host((name.as_str(), port.unwrap_or(0)));
+                match tokio::time::timeout(DESTINATION_LOOKUP_LIMIT, lookup).await {
+                    Ok(Ok(addresses)) => allowed.extend(addresses.map(|address| AllowedNetwork {
+                        network: address.ip().into(),
+                        port: *port,
+                    })),
+                    Ok(Err(_)) | Err(_) => unresolved.push(name.clone()),
+                }
+            }
+        }
+    }
+    // A few hundred bytes of /etc: not worth a blocking-pool round trip.
+    let resolvers = std::fs::read_to_string(&config.resolv_conf)
+        .map(|text| egress::resolvers_of(&text))
+        .unwrap_or_default();
+    let policy = EgressPolicy {
+        allowed,
+        resolvers,
+        denied: config.denied_networks.clone(),
+        host_addresses: Vec::new(),
+    };
+    let note = (!unresolved.is_empty()).then(|| {
+        format!(
+            "allowed destinations that did not resolve for this run: {}",
+            unresolved.join(", ")
+        )
+    });
+    (policy, note)
+}
+
+/// The egress guard's refusals, summed up for `syserr`.
+fn denial_note(report: &LauncherReport) -> Option<String> {
+    if report.denied_connections.is_empty() {
+        return None;
+    }
+    let total = report.denied_connections.len() + report.denied_unreported;
+    let mut note = format!(
+        "the sandbox refused {total} connection{}: {}",
+        if total == 1 { "" } else { "s" },
+        report.denied_connections.join("; ")
+    );
+    if report.denied_unreported > 0 {
+        note.push_str(&format!(" (and {} more)", report.denied_unreported));
+    }
+    Some(note)
 }
 
 /// The status of a run and, when the runner has something to say, why.

@@ -6,11 +6,15 @@
 //! and module or kexec loading. Denied calls fail with EPERM: the script sees a plain
 //! PermissionError.
 
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
 use libc::sock_filter;
 
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+/// Hands the call to the supervisor holding the filter's listener (the egress guard).
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
 // Classic BPF opcodes (linux/filter.h).
 const BPF_LOAD_WORD_ABSOLUTE: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
@@ -18,12 +22,19 @@ const BPF_JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_JUMP_IF_GREATER_OR_EQUAL: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
 const BPF_JUMP_IF_ANY_BIT: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
 const BPF_RETURN: u16 = 0x06; // BPF_RET | BPF_K
+const BPF_AND: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
+
+/// The bits of socket(2)'s type argument that hold the type itself.
+const SOCKET_TYPE_MASK: u32 = 0xf;
 
 // Offsets in struct seccomp_data; both supported architectures are little endian, so the
 // low half of the first argument is at 16.
 const OFFSET_SYSCALL_NUMBER: u32 = 0;
 const OFFSET_ARCHITECTURE: u32 = 4;
 const OFFSET_FIRST_ARGUMENT_LOW: u32 = 16;
+const OFFSET_SECOND_ARGUMENT_LOW: u32 = 16 + 8;
+const OFFSET_THIRD_ARGUMENT_LOW: u32 = 16 + 2 * 8;
+const OFFSET_FOURTH_ARGUMENT_LOW: u32 = 16 + 3 * 8;
 const OFFSET_SIXTH_ARGUMENT_LOW: u32 = 16 + 5 * 8;
 
 #[cfg(target_arch = "x86_64")]
@@ -149,7 +160,58 @@ fn append_argument_block(
     Ok(())
 }
 
-/// Builds the filter. `allow_network` lets IPv4 and IPv6 sockets through besides Unix ones.
+/// What a script allowed the network may do with sockets: TCP clients only, and every
+/// `connect` goes to the egress guard, which judges the address the script passed and
+/// makes the connection itself (`egress_guard`). Everything else that could carry a packet
+/// to an address of the script's choosing is closed:
+/// - no UDP, raw, SCTP or multipath TCP socket (SCTP and multipath TCP open associations or
+///   subflows to addresses the guard never saw), and no Unix socket;
+/// - no sendto with an address, nor with MSG_FASTOPEN, nor sendmsg (`build_filter`, for
+///   every run);
+/// - no bind or listen: a script is a client, and a listening socket would take connections
+///   from anywhere.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn append_network_rules(program: &mut Vec<sock_filter>) -> Result<(), String> {
+    // socket(domain, type, protocol): the block ends at index 9 (deny) or 10 (allow).
+    append_argument_block(
+        program,
+        libc::SYS_socket,
+        vec![
+            statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_FIRST_ARGUMENT_LOW),
+            jump(BPF_JUMP_IF_EQUAL, libc::AF_INET as u32, 1, 0),
+            jump(BPF_JUMP_IF_EQUAL, libc::AF_INET6 as u32, 0, 6),
+            statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_SECOND_ARGUMENT_LOW),
+            // The low bits are the type; SOCK_NONBLOCK and SOCK_CLOEXEC live above them.
+            statement(BPF_AND, SOCKET_TYPE_MASK),
+            jump(BPF_JUMP_IF_EQUAL, libc::SOCK_STREAM as u32, 0, 3),
+            statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_THIRD_ARGUMENT_LOW),
+            jump(BPF_JUMP_IF_EQUAL, 0, 2, 0),
+            jump(BPF_JUMP_IF_EQUAL, libc::IPPROTO_TCP as u32, 1, 0),
+            deny_with(libc::EPERM),
+            allow(),
+        ],
+    )?;
+    program.push(jump(
+        BPF_JUMP_IF_EQUAL,
+        syscall_number(libc::SYS_connect)?,
+        0,
+        1,
+    ));
+    program.push(statement(BPF_RETURN, SECCOMP_RET_USER_NOTIF));
+    deny_calls(program, &[libc::SYS_bind, libc::SYS_listen])
+}
+
+/// Appends a denial with EPERM of each of these calls, whatever their arguments.
+fn deny_calls(program: &mut Vec<sock_filter>, numbers: &[libc::c_long]) -> Result<(), String> {
+    for number in numbers {
+        program.push(jump(BPF_JUMP_IF_EQUAL, syscall_number(*number)?, 0, 1));
+        program.push(deny_with(libc::EPERM));
+    }
+    Ok(())
+}
+
+/// Builds the filter. `allow_network` lets TCP client sockets through, their connections
+/// judged by the egress guard (`append_network_rules`).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) fn build_filter(allow_network: bool) -> Result<Vec<sock_filter>, String> {
     let mut program = vec![
@@ -167,10 +229,7 @@ pub(crate) fn build_filter(allow_network: bool) -> Result<Vec<sock_filter>, Stri
         program.push(jump(BPF_JUMP_IF_GREATER_OR_EQUAL, X32_SYSCALL_BIT, 0, 1));
         program.push(deny_with(libc::EPERM));
     }
-    for number in denied_system_calls() {
-        program.push(jump(BPF_JUMP_IF_EQUAL, syscall_number(number)?, 0, 1));
-        program.push(deny_with(libc::EPERM));
-    }
+    deny_calls(&mut program, &denied_system_calls())?;
     // clone3 passes its flags in memory, out of the filter's reach: ENOSYS makes the C library
     // fall back to clone, whose flags are checked below.
     program.push(jump(
@@ -190,45 +249,31 @@ pub(crate) fn build_filter(allow_network: bool) -> Result<Vec<sock_filter>, Stri
             allow(),
         ],
     )?;
+    // Both ways: socketpair stays (asyncio and subprocess helpers use it). What could reach
+    // a socket file through a socketpair, or an address the egress guard never judged, is a
+    // datagram by address, or a TCP Fast Open send (which connects to its own address): so
+    // sendmsg and sendmmsg (whose addresses the filter cannot see) go, and sendto with an
+    // address or MSG_FASTOPEN. send() is sendto with neither.
+    deny_calls(&mut program, &[libc::SYS_sendmsg, libc::SYS_sendmmsg])?;
+    append_argument_block(
+        &mut program,
+        libc::SYS_sendto,
+        vec![
+            statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_SIXTH_ARGUMENT_LOW),
+            jump(BPF_JUMP_IF_EQUAL, 0, 1, 0),
+            deny_with(libc::EPERM),
+            statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_FOURTH_ARGUMENT_LOW),
+            jump(BPF_JUMP_IF_ANY_BIT, libc::MSG_FASTOPEN as u32, 0, 1),
+            deny_with(libc::EPERM),
+            allow(),
+        ],
+    )?;
     if allow_network {
-        // IPv4 and IPv6 only. Unix sockets stay denied: Landlock (before ABI 9) does not
-        // govern connecting to a socket file, and a world-writable one (a local PostgreSQL
-        // with trust authentication, a container runtime) would be a way out.
-        let families = [libc::AF_INET as u32, libc::AF_INET6 as u32];
-        let mut socket_block = vec![statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_FIRST_ARGUMENT_LOW)];
-        for (index, family) in families.iter().enumerate() {
-            // Jump over the remaining family checks and the deny, onto the allow.
-            let distance_to_allow = short_jump(families.len() - index)?;
-            socket_block.push(jump(BPF_JUMP_IF_EQUAL, *family, distance_to_allow, 0));
-        }
-        socket_block.push(deny_with(libc::EPERM));
-        socket_block.push(allow());
-        append_argument_block(&mut program, libc::SYS_socket, socket_block)?;
+        append_network_rules(&mut program)?;
     } else {
-        // No socket at all: UDP is beyond Landlock, and Unix sockets beyond it too (above).
-        // socketpair stays (asyncio and subprocess helpers use it); what could still reach a
-        // socket file through a socketpair is a datagram by address, or a reconnected
-        // datagram socket, so connect, sendmsg and sendto with an address go as well.
-        for number in [
-            libc::SYS_socket,
-            libc::SYS_connect,
-            libc::SYS_sendmsg,
-            libc::SYS_sendmmsg,
-        ] {
-            program.push(jump(BPF_JUMP_IF_EQUAL, syscall_number(number)?, 0, 1));
-            program.push(deny_with(libc::EPERM));
-        }
-        append_argument_block(
-            &mut program,
-            libc::SYS_sendto,
-            vec![
-                statement(BPF_LOAD_WORD_ABSOLUTE, OFFSET_SIXTH_ARGUMENT_LOW),
-                // A destination address length: send() is sendto without one.
-                jump(BPF_JUMP_IF_EQUAL, 0, 1, 0),
-                deny_with(libc::EPERM),
-                allow(),
-            ],
-        )?;
+        // No socket at all: UDP is beyond Landlock, and Unix sockets beyond it too: a
+        // reconnected datagram socketpair could reach a socket file, so connect goes as well.
+        deny_calls(&mut program, &[libc::SYS_socket, libc::SYS_connect])?;
     }
     program.push(allow());
     Ok(program)
@@ -240,30 +285,56 @@ pub(crate) fn build_filter(_allow_network: bool) -> Result<Vec<sock_filter>, Str
 }
 
 /// Installs the filter on the calling thread (the launcher is single threaded). Needs
-/// no_new_privs first, or CAP_SYS_ADMIN.
-pub(crate) fn install_filter(program: &[sock_filter]) -> Result<(), String> {
+/// no_new_privs first, or CAP_SYS_ADMIN. With `listener`, the kernel also returns the
+/// descriptor on which the calls the filter hands over (`connect`) arrive, for the egress
+/// guard; it is close-on-exec, so the interpreter never holds it.
+pub(crate) fn install_filter(
+    program: &[sock_filter],
+    listener: bool,
+) -> Result<Option<OwnedFd>, String> {
     let length = u16::try_from(program.len()).map_err(|_| "seccomp filter too long".to_owned())?;
     let program_header = libc::sock_fprog {
         len: length,
         filter: program.as_ptr().cast_mut(),
     };
-    // SAFETY: PR_SET_SECCOMP reads `length` instructions from `program`, which outlives the
-    // call; the kernel copies the program and keeps no pointer to it.
-    let result = unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &program_header as *const libc::sock_fprog,
-        )
+    let install = |flags: libc::c_ulong| {
+        // SAFETY: seccomp(SET_MODE_FILTER) reads `length` instructions from `program`, which
+        // outlives the call; the kernel copies the program and keeps no pointer to it.
+        unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &program_header as *const libc::sock_fprog,
+            )
+        }
     };
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(format!(
+    let refused = || {
+        format!(
             "seccomp filter refused: {}",
             std::io::Error::last_os_error()
-        ))
+        )
+    };
+    if !listener {
+        return match install(0) {
+            0 => Ok(None),
+            _ => Err(refused()),
+        };
     }
+    // Killable waiting (Linux 5.19): once the guard has taken a call, a signal to the script
+    // does not interrupt it, so a connection the guard made is never made twice.
+    let mut result = install(
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+    );
+    if result < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+        result = install(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+    }
+    let descriptor = RawFd::try_from(result).map_err(|_| refused())?;
+    if descriptor < 0 {
+        return Err(refused());
+    }
+    // SAFETY: the kernel just created this descriptor for us; nothing else owns it.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(descriptor) }))
 }
 
 #[cfg(test)]
@@ -320,6 +391,10 @@ mod tests {
                 BPF_JUMP_IF_EQUAL => taken(accumulator == instruction.k),
                 BPF_JUMP_IF_GREATER_OR_EQUAL => taken(accumulator >= instruction.k),
                 BPF_JUMP_IF_ANY_BIT => taken(accumulator & instruction.k != 0),
+                BPF_AND => {
+                    accumulator &= instruction.k;
+                    1
+                }
                 BPF_RETURN => return instruction.k,
                 other => panic!("unexpected opcode {other:#x}"),
             };
@@ -401,26 +476,69 @@ mod tests {
     }
 
     #[test]
-    fn with_network_only_ip_sockets_can_be_made() {
+    fn with_network_only_tcp_client_sockets_can_be_made() {
         let program = build_filter(true).expect("builds");
+        let socket = |family: i32, kind: i32, protocol: i32| {
+            decide(
+                &program,
+                libc::SYS_socket,
+                [family as u64, kind as u64, protocol as u64, 0, 0, 0],
+            )
+        };
+        let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
         for family in [libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(socket(family, libc::SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
             assert_eq!(
-                decide(&program, libc::SYS_socket, [family as u64, 0, 0, 0, 0, 0]),
+                socket(family, libc::SOCK_STREAM | flags, libc::IPPROTO_TCP),
                 SECCOMP_RET_ALLOW
             );
+            assert_eq!(socket(family, libc::SOCK_DGRAM, 0), DENIED, "UDP");
+            assert_eq!(socket(family, libc::SOCK_RAW, 1), DENIED, "raw");
+            assert_eq!(
+                socket(family, libc::SOCK_STREAM, libc::IPPROTO_SCTP),
+                DENIED,
+                "SCTP"
+            );
+            assert_eq!(socket(family, libc::SOCK_STREAM, 262), DENIED, "MPTCP");
         }
         for family in [libc::AF_UNIX, libc::AF_NETLINK, libc::AF_PACKET] {
-            assert_eq!(
-                decide(&program, libc::SYS_socket, [family as u64, 0, 0, 0, 0, 0]),
-                DENIED
-            );
+            assert_eq!(socket(family, libc::SOCK_STREAM, 0), DENIED);
         }
+    }
+
+    #[test]
+    fn with_network_every_connect_goes_to_the_guard_and_nothing_else_carries_an_address() {
+        let program = build_filter(true).expect("builds");
         assert_eq!(
-            decide(&program, libc::SYS_connect, [3, 0, 0, 0, 0, 0]),
-            SECCOMP_RET_ALLOW
+            decide(&program, libc::SYS_connect, [3, 0, 16, 0, 0, 0]),
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(
+            decide(&program, libc::SYS_sendto, [3, 1, 1, 0, 0, 0]),
+            SECCOMP_RET_ALLOW,
+            "send()"
         );
         assert_eq!(
             decide(&program, libc::SYS_sendto, [3, 1, 1, 0, 99, 16]),
+            DENIED,
+            "sendto(address)"
+        );
+        let fast_open = libc::MSG_FASTOPEN as u64;
+        assert_eq!(
+            decide(&program, libc::SYS_sendto, [3, 1, 1, fast_open, 0, 0]),
+            DENIED,
+            "TCP Fast Open"
+        );
+        for number in [
+            libc::SYS_sendmsg,
+            libc::SYS_sendmmsg,
+            libc::SYS_bind,
+            libc::SYS_listen,
+        ] {
+            assert_eq!(decide(&program, number, [3, 0, 0, 0, 0, 0]), DENIED);
+        }
+        assert_eq!(
+            decide(&program, libc::SYS_recvfrom, [3, 0, 0, 0, 0, 0]),
             SECCOMP_RET_ALLOW
         );
     }

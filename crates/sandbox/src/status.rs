@@ -29,6 +29,10 @@ pub(crate) struct LauncherReport {
     /// The interpreter was about to be executed with every required layer in place.
     pub interpreter_started: bool,
     pub script_exit: Option<ScriptExit>,
+    /// Connections the egress guard refused: `destination (reason)`, the first few.
+    pub denied_connections: Vec<String>,
+    /// Refusals beyond those listed.
+    pub denied_unreported: usize,
 }
 
 impl LauncherReport {
@@ -44,6 +48,8 @@ impl LauncherReport {
                 "exec" => report.interpreter_started = true,
                 "exit" => report.script_exit = rest.parse().ok().map(ScriptExit::Exited),
                 "signal" => report.script_exit = rest.parse().ok().map(ScriptExit::Signaled),
+                "denied" => report.denied_connections.push(rest.to_owned()),
+                "denied-more" => report.denied_unreported = rest.parse().unwrap_or(0),
                 _ => {}
             }
         }
@@ -119,6 +125,27 @@ mod tests {
             report.applied_summary(),
             "rlimits, pid-namespace, landlock abi 7"
         );
+    }
+
+    #[test]
+    fn refused_connections_are_read_back_with_their_count() {
+        let text = [
+            status_line("applied", "egress-guard"),
+            status_line("denied", "127.0.0.1:5432 (a loopback address)"),
+            status_line("denied", "[::1]:6379 (a loopback address)"),
+            status_line("exit", "0"),
+            status_line("denied-more", "7"),
+        ]
+        .concat();
+        let report = LauncherReport::parse(&text);
+        assert_eq!(
+            report.denied_connections,
+            [
+                "127.0.0.1:5432 (a loopback address)",
+                "[::1]:6379 (a loopback address)"
+            ]
+        );
+        assert_eq!(report.denied_unreported, 7);
     }
 
     #[test]
