@@ -593,14 +593,27 @@ pub async fn start_runs(
         let script_id = runnable.script.id;
         let finished = tokio::spawn(async move {
             let end = match run_in_sandbox(&state, job).await {
-                Ok(outcome) => ScriptRunEnd {
-                    status: outcome.status,
-                    stdout: outcome.stdout,
-                    stderr: outcome.stderr,
-                    syserr: outcome.syserr,
-                    isolation: outcome.isolation,
-                    duration_ms: i64::try_from(outcome.duration.as_millis()).unwrap_or(i64::MAX),
-                },
+                Ok(outcome) => {
+                    if !outcome.denied_connections.is_empty() {
+                        // The run's syserr keeps them too; the log is where an operator
+                        // watching for escape attempts looks.
+                        tracing::warn!(
+                            script_id,
+                            script_run_id,
+                            denied = ?outcome.denied_connections,
+                            "the sandbox refused connections of a script run"
+                        );
+                    }
+                    ScriptRunEnd {
+                        status: outcome.status,
+                        stdout: outcome.stdout,
+                        stderr: outcome.stderr,
+                        syserr: outcome.syserr,
+                        isolation: outcome.isolation,
+                        duration_ms: i64::try_from(outcome.duration.as_millis())
+                            .unwrap_or(i64::MAX),
+                    }
+                }
                 Err(refusal) => ScriptRunEnd {
                     status: ScriptRunStatus::Error,
                     stdout: String::new(),

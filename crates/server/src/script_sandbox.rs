@@ -5,8 +5,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use sleuth_sandbox::{DEFAULT_READ_ONLY_PATHS, ProbeReport, SandboxConfig, SandboxMode};
+use serde::{Deserialize, Deserializer, Serialize};
+use sleuth_sandbox::{
+    DEFAULT_READ_ONLY_PATHS, Destination, IpNet, ProbeReport, SandboxConfig, SandboxMode,
+};
 use utoipa::ToSchema;
 
 const MIB: u64 = 1024 * 1024;
@@ -42,6 +44,37 @@ pub struct SandboxSettings {
     pub work_root: PathBuf,
     /// How long a fired run may wait for a free slot before it is given up as `error`.
     pub queue_timeout_seconds: u64,
+    /// A script allowed the network reaches the public internet only. These destinations
+    /// are reachable besides: `10.0.5.20:443`, `[fd00::7]:8089`, `10.20.0.0/16`,
+    /// `siem.corp.example:8089` or `siem.corp.example` (host names resolve when a run
+    /// starts). A list, or in the environment one comma-separated string.
+    #[serde(deserialize_with = "list_or_comma_separated")]
+    pub allowed_destinations: Vec<String>,
+    /// Public networks that are your own (CIDR), denied to scripts like private ones.
+    #[serde(deserialize_with = "list_or_comma_separated")]
+    pub denied_networks: Vec<String>,
+}
+
+/// A list of strings, or one string of comma-separated items (how an environment variable
+/// can give a list).
+fn list_or_comma_separated<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrText {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(match ListOrText::deserialize(deserializer)? {
+        ListOrText::List(items) => items,
+        ListOrText::Text(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
 }
 
 impl Default for SandboxSettings {
@@ -62,6 +95,8 @@ impl Default for SandboxSettings {
             slots: defaults.slots,
             work_root: defaults.work_root,
             queue_timeout_seconds: 300,
+            allowed_destinations: Vec::new(),
+            denied_networks: Vec::new(),
         }
     }
 }
@@ -84,7 +119,34 @@ impl SandboxSettings {
                     .into(),
             );
         }
+        if let Err(problem) = self.allowed_destinations() {
+            return Some(format!("sandbox.allowed_destinations: {problem}"));
+        }
+        if let Err(problem) = self.denied_networks() {
+            return Some(format!("sandbox.denied_networks: {problem}"));
+        }
         None
+    }
+
+    fn allowed_destinations(&self) -> Result<Vec<Destination>, String> {
+        self.allowed_destinations
+            .iter()
+            .map(|text| Destination::parse(text))
+            .collect()
+    }
+
+    fn denied_networks(&self) -> Result<Vec<IpNet>, String> {
+        self.denied_networks
+            .iter()
+            .map(|text| {
+                text.trim().parse::<IpNet>().map_err(|_| {
+                    format!(
+                        "'{}' is not a network in CIDR form (e.g. 203.0.113.0/24)",
+                        text.chars().take(100).collect::<String>()
+                    )
+                })
+            })
+            .collect()
     }
 
     pub fn mode(&self) -> SandboxMode {
@@ -115,6 +177,10 @@ impl SandboxSettings {
             slots: self.slots,
             work_root: self.work_root.clone(),
             read_only_paths: DEFAULT_READ_ONLY_PATHS.iter().map(PathBuf::from).collect(),
+            // Validated when the settings load (`problem`); nothing invalid gets here.
+            allowed_destinations: self.allowed_destinations().unwrap_or_default(),
+            denied_networks: self.denied_networks().unwrap_or_default(),
+            ..SandboxConfig::default()
         }
     }
 }
@@ -164,6 +230,7 @@ impl From<&ProbeReport> for SandboxReadiness {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Settings;
 
     #[test]
     fn the_defaults_are_the_sandbox_crates_and_valid() {
@@ -175,6 +242,47 @@ mod tests {
         assert_eq!(config.memory_bytes, defaults.memory_bytes);
         assert_eq!(config.wall_clock, defaults.wall_clock);
         assert_eq!(config.stdout_cap, defaults.stdout_cap);
+    }
+
+    #[test]
+    fn destinations_are_read_from_a_list_or_a_comma_separated_variable() {
+        let settings = Settings::load(
+            Some((
+                "sleuth.toml",
+                "[sandbox]\nallowed_destinations = [\"10.0.5.20:443\", \"siem.corp.example\"]",
+            )),
+            vec![(
+                "SLEUTH_SANDBOX__DENIED_NETWORKS".to_owned(),
+                "198.199.0.0/16, 2001:4860::/32".to_owned(),
+            )],
+        )
+        .expect("valid settings");
+        let config = settings
+            .sandbox
+            .sandbox_config(PathBuf::from("/bin/sleuth"), Vec::new());
+        assert_eq!(config.allowed_destinations.len(), 2);
+        assert_eq!(config.denied_networks.len(), 2);
+        let bad = Settings::load(
+            Some((
+                "sleuth.toml",
+                "[sandbox]\nallowed_destinations = [\"http://x\"]",
+            )),
+            Vec::new(),
+        )
+        .expect_err("not a destination");
+        assert!(
+            bad.to_string().contains("sandbox.allowed_destinations"),
+            "{bad}"
+        );
+        let bad = Settings::load(
+            None,
+            vec![(
+                "SLEUTH_SANDBOX__DENIED_NETWORKS".to_owned(),
+                "10.0.0.0/33".to_owned(),
+            )],
+        )
+        .expect_err("not a network");
+        assert!(bad.to_string().contains("CIDR"), "{bad}");
     }
 
     #[test]

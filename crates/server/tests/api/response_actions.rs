@@ -50,6 +50,7 @@ with_sandbox_on_both_backends!(
     secrets_are_write_only_and_reach_scripts,
     runs_interrupted_by_a_restart_end_in_error,
     readiness_shows_the_sandbox,
+    a_script_allowed_the_network_reaches_none_of_the_hosts_services,
 );
 
 crate::on_both_backends!(scripts_answer_503_without_a_sandbox);
@@ -1266,5 +1267,58 @@ async fn runs_interrupted_by_a_restart_end_in_error(app: TestApp) {
     assert!(
         run["syserr"].as_str().unwrap().contains("interrupted"),
         "{run}"
+    );
+}
+
+/// A script with `allow_network` gets the outside world, not the host: the database (the
+/// PostgreSQL this very test may run on), Redis, Sleuth's own API and the cloud metadata
+/// address are refused by the egress guard, and the run records each refusal.
+async fn a_script_allowed_the_network_reaches_none_of_the_hosts_services(app: TestApp) {
+    let api_port = app
+        .url("")
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.trim_end_matches('/').parse::<u16>().ok())
+        .expect("the app's port");
+    let code = format!(
+        "import socket\n\
+         for name, host, port in [('postgres', '127.0.0.1', 5432), ('redis', '127.0.0.1', 6379), \
+         ('the api', '127.0.0.1', {api_port}), ('metadata', '169.254.169.254', 80)]:\n    \
+             try:\n        \
+                 socket.create_connection((host, port), timeout=0.5).close()\n        \
+                 print('reached', name)\n    \
+             except OSError as error:\n        \
+                 print('refused', name, error.errno)"
+    );
+    let body = json!({
+        "display_name": "Look around",
+        "trigger_def_uuid": uuid_of(trigger_catalog::MANUAL_ENTITY_HOST),
+        "code": code,
+        "allow_network": true,
+    });
+    let created = app.post(ACTIONS, &app.admin_key, &body).await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    let script_id = created.json["id"].as_i64().expect("an id");
+    let started = app
+        .post(
+            &path(&format!("/{script_id}/run")),
+            &app.admin_key,
+            &json!({"trigger_args": {"entity_value": "WKS-0231"}}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let run = &ended_runs(&app, script_id, 1).await[0];
+    assert_eq!(run["status"], "success", "{run}");
+    assert_eq!(
+        run["stdout"],
+        "refused postgres 13\nrefused redis 13\nrefused the api 13\nrefused metadata 13\n",
+        "{run}"
+    );
+    let syserr = run["syserr"].as_str().unwrap_or_default();
+    assert!(
+        syserr.contains("the sandbox refused 4 connections")
+            && syserr.contains("127.0.0.1:5432 (a loopback address)")
+            && syserr.contains(&format!("127.0.0.1:{api_port} (a loopback address)")),
+        "{syserr}"
     );
 }
