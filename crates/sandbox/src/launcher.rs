@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::egress::EgressPolicy;
 use crate::egress_guard::{self, Guard};
 use crate::landlock_layer;
+use crate::lifeline::LIFELINE_DESCRIPTOR;
 use crate::plan::{LaunchPlan, LayerPolicy, NetworkPlan, ResourceLimits};
 use crate::seccomp;
 use crate::status::{STATUS_DESCRIPTOR, status_line};
@@ -148,8 +149,12 @@ fn launch(arguments: &[OsString], status: &StatusWriter) -> Result<i32, String> 
         -1 => Err(os_error("fork of the reaper")),
         0 => {
             // SAFETY: the reaper wants the default disposition back: as pid 1 of its
-            // namespace that means the script cannot signal it at all.
-            unsafe { libc::signal(libc::SIGTERM, libc::SIG_DFL) };
+            // namespace that means the script cannot signal it at all. The lifeline is the
+            // launcher's to watch.
+            unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                libc::close(LIFELINE_DESCRIPTOR);
+            }
             restore_signal_mask(&blocked);
             reaper(&plan, status, in_pid_namespace, sweeps_uid)
         }
@@ -158,7 +163,7 @@ fn launch(arguments: &[OsString], status: &StatusWriter) -> Result<i32, String> 
             restore_signal_mask(&blocked);
             // Only the script's processes may hold its pipes: the parent reads them to EOF.
             close_standard_streams();
-            Ok(wait_for_exit_code(reaper_pid))
+            Ok(wait_for_reaper(reaper_pid, &plan.work_dir))
         }
     }
 }
@@ -224,9 +229,10 @@ fn ensure_single_threaded() -> Result<(), String> {
     }
 }
 
-/// A descriptor the service leaked without close-on-exec must not reach the script.
+/// A descriptor the service leaked without close-on-exec must not reach the script. The
+/// status pipe (3) and the lifeline (4) stay.
 fn close_inherited_descriptors() {
-    let first = (STATUS_DESCRIPTOR + 1) as libc::c_uint;
+    let first = (LIFELINE_DESCRIPTOR + 1) as libc::c_uint;
     // SAFETY: close_range only closes descriptors; none above 3 is used by this process.
     unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0) };
 }
@@ -361,6 +367,55 @@ fn kill_every_process_of(uid: u32) {
         -1 => {}
         sweeper_pid => {
             wait_for_exit_code(sweeper_pid);
+        }
+    }
+}
+
+/// Waits for the reaper, and ends the run at once if the service dies meanwhile: the
+/// lifeline reads end of file, the reaper is killed (and with it, as pid 1, everything in
+/// its namespace), and the work dir, which the service would have removed, goes too.
+fn wait_for_reaper(reaper_pid: libc::pid_t, work_dir: &Path) -> i32 {
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    let has_lifeline = unsafe { libc::fcntl(LIFELINE_DESCRIPTOR, libc::F_GETFD) } != -1;
+    // SAFETY: pidfd_open takes integers and returns a new descriptor.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, reaper_pid, 0) };
+    let Ok(pidfd) = RawFd::try_from(pidfd) else {
+        return wait_for_exit_code(reaper_pid);
+    };
+    if pidfd < 0 || !has_lifeline {
+        return wait_for_exit_code(reaper_pid);
+    }
+    loop {
+        let mut watched = [
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: LIFELINE_DESCRIPTOR,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll reads and writes the two pollfd entries of the array.
+        let ready = unsafe { libc::poll(watched.as_mut_ptr(), 2, -1) };
+        if ready < 0 {
+            if last_errno() == libc::EINTR {
+                continue;
+            }
+            return wait_for_exit_code(reaper_pid);
+        }
+        if watched[1].revents != 0 {
+            // Nobody ever writes to the lifeline: anything on it means the service is gone.
+            // SAFETY: kill takes integers; the reaper is our own unreaped child.
+            unsafe { libc::kill(reaper_pid, libc::SIGKILL) };
+            let code = wait_for_exit_code(reaper_pid);
+            crate::work_dir::remove(work_dir);
+            return code;
+        }
+        if watched[0].revents != 0 {
+            return wait_for_exit_code(reaper_pid);
         }
     }
 }

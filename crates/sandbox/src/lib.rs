@@ -15,11 +15,14 @@ mod egress;
 mod egress_guard;
 mod landlock_layer;
 mod launcher;
+mod lifeline;
 mod plan;
 mod probe;
+pub mod process;
 mod runner;
 mod seccomp;
 mod status;
+mod work_dir;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -148,6 +151,9 @@ impl Sandbox {
             work_root: std::path::absolute(&config.work_root).unwrap_or(config.work_root),
             ..config
         };
+        // Runs a process killed before it could clean up left their dirs behind; their
+        // scripts died with it (each launcher watches the service's lifeline).
+        work_dir::sweep_stale(&config.work_root);
         let report = probe::probe_host(&config);
         let layers = probe::run_policies(config.mode, &report);
         Sandbox {

@@ -3,20 +3,20 @@
 //! turn what happened into a status.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::pin;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use sleuth_domain::ScriptRunStatus;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep_until};
 
 use crate::egress::{self, AllowedNetwork, Destination, EgressPolicy};
+use crate::lifeline::{self, LIFELINE_DESCRIPTOR};
 use crate::plan::{LaunchPlan, LayerPolicies, NetworkPlan, PLAN_FLAG, ResourceLimits};
 use crate::status::{LauncherReport, STATUS_DESCRIPTOR, ScriptExit};
+use crate::work_dir;
 use crate::{SandboxConfig, ScriptJob, ScriptOutcome};
 
 /// How long to keep reading after the launcher ended. With a PID namespace every writer is
@@ -174,79 +174,27 @@ fn status_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Runs in the forked child before exec: a session of its own (so one kill reaches the
-/// launcher and the reaper) and the status pipe on descriptor 3.
-fn prepare_launcher_process(status_write: RawFd) -> std::io::Result<()> {
+/// launcher and the reaper), the status pipe on descriptor 3 and the service's lifeline on
+/// descriptor 4 (which is never 3: `lifeline` keeps it high).
+fn prepare_launcher_process(status_write: RawFd, lifeline: RawFd) -> std::io::Result<()> {
     // SAFETY: setsid, dup2 and fcntl are async-signal-safe and touch no memory.
     unsafe {
         if libc::setsid() == -1 {
             return Err(std::io::Error::last_os_error());
         }
-        if status_write == STATUS_DESCRIPTOR {
-            // dup2 onto itself would keep close-on-exec.
-            libc::fcntl(status_write, libc::F_SETFD, 0);
-        } else if libc::dup2(status_write, STATUS_DESCRIPTOR) == -1 {
-            return Err(std::io::Error::last_os_error());
+        for (descriptor, wanted) in [
+            (status_write, STATUS_DESCRIPTOR),
+            (lifeline, LIFELINE_DESCRIPTOR),
+        ] {
+            if descriptor == wanted {
+                // dup2 onto itself would keep close-on-exec.
+                libc::fcntl(descriptor, libc::F_SETFD, 0);
+            } else if libc::dup2(descriptor, wanted) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
         }
     }
     Ok(())
-}
-
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Creates the run's private directory: mode 0700, owned by the slot uid when the script
-/// will run as it.
-fn create_work_dir(config: &SandboxConfig, owner: Option<u32>) -> Result<PathBuf, String> {
-    if !config.work_root.exists() {
-        std::fs::create_dir_all(&config.work_root)
-            .map_err(|error| format!("cannot create the work root: {error}"))?;
-        // Traversable but not listable: a slot uid reaches its own dir and sees no other.
-        std::fs::set_permissions(&config.work_root, std::fs::Permissions::from_mode(0o711))
-            .map_err(|error| format!("cannot set the work root's mode: {error}"))?;
-    }
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.subsec_nanos())
-        .unwrap_or(0);
-    let name = format!(
-        "run-{}-{}-{nanos}",
-        std::process::id(),
-        RUN_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let work_dir = config.work_root.join(name);
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&work_dir)
-        .map_err(|error| format!("cannot create the work dir: {error}"))?;
-    if let Some(uid) = owner {
-        std::os::unix::fs::chown(&work_dir, Some(uid), Some(uid))
-            .map_err(|error| format!("cannot hand the work dir to uid {uid}: {error}"))?;
-    }
-    Ok(work_dir)
-}
-
-/// Removes the work dir whatever the script did to it (read-only dirs, mode 000 files).
-async fn remove_work_dir(work_dir: PathBuf) {
-    let _ = tokio::task::spawn_blocking(move || {
-        if std::fs::remove_dir_all(&work_dir).is_ok() || !work_dir.exists() {
-            return;
-        }
-        make_writable(&work_dir);
-        let _ = std::fs::remove_dir_all(&work_dir);
-    })
-    .await;
-}
-
-fn make_writable(directory: &Path) {
-    let _ = std::fs::set_permissions(directory, std::fs::Permissions::from_mode(0o700));
-    let Ok(entries) = std::fs::read_dir(directory) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        // file_type does not follow symlinks: never walk into a link the script planted.
-        if entry.file_type().is_ok_and(|file_type| file_type.is_dir()) {
-            make_writable(&entry.path());
-        }
-    }
 }
 
 /// The job as the bootstrap reads it on stdin.
@@ -276,12 +224,13 @@ pub(crate) async fn execute(settings: &RunSettings<'_>, job: &ScriptJob) -> RunR
         .uid_base
         .saturating_add(u32::try_from(settings.slot).unwrap_or(u32::MAX));
     let runs_as_sandbox_uid = settings.layers.dedicated_uid.wanted();
-    let work_dir = match create_work_dir(config, runs_as_sandbox_uid.then_some(sandbox_uid)) {
+    let work_dir = match work_dir::create(config, runs_as_sandbox_uid.then_some(sandbox_uid)) {
         Ok(work_dir) => work_dir,
         Err(reason) => return runner_error(settings, reason),
     };
     let record = execute_in(settings, job, sandbox_uid, &work_dir).await;
-    remove_work_dir(work_dir).await;
+    // Whatever the script did to it (read-only dirs, mode 000 files), off the runtime.
+    let _ = tokio::task::spawn_blocking(move || work_dir::remove(&work_dir)).await;
     record
 }
 
@@ -351,9 +300,13 @@ async fn execute_in(
         // If this future is dropped, the launcher dies, and with it the whole run.
         .kill_on_drop(true);
     let status_write_descriptor = status_write.as_raw_fd();
+    let lifeline = match lifeline::read_end() {
+        Ok(lifeline) => lifeline,
+        Err(reason) => return runner_error(settings, reason),
+    };
     // SAFETY: the closure only calls async-signal-safe functions (see above).
     unsafe {
-        command.pre_exec(move || prepare_launcher_process(status_write_descriptor));
+        command.pre_exec(move || prepare_launcher_process(status_write_descriptor, lifeline));
     }
     let started_at = Instant::now();
     let spawned = command.spawn();

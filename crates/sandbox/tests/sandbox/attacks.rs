@@ -5,14 +5,13 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener};
-use std::time::Duration;
 
 use serde_json::json;
 use sleuth_domain::ScriptRunStatus;
 
 use crate::support::{
-    ATTEMPT_HELPER, TestDir, WALL_CLOCK, assert_all_blocked, job_with_args, path_text,
-    processes_of, run, strict, strict_with_slot_uids,
+    ATTEMPT_HELPER, TEARDOWN_BOUND, TestDir, WALL_CLOCK, assert_all_blocked, job_with_args,
+    path_text, processes_of, run, strict, strict_with_slot_uids,
 };
 
 fn attack(body: &str) -> String {
@@ -242,7 +241,7 @@ async fn an_endless_loop_is_timed_out() {
     let outcome = run(&strict(), "while True:\n    pass").await;
     assert_eq!(outcome.status, ScriptRunStatus::TimedOut, "{outcome:?}");
     assert!(
-        outcome.duration < WALL_CLOCK + Duration::from_millis(500),
+        outcome.duration < WALL_CLOCK + TEARDOWN_BOUND,
         "{outcome:?}"
     );
 }
@@ -269,7 +268,7 @@ async fn a_fork_bomb_is_contained_and_leaves_nothing_behind() {
     .await;
     assert_eq!(outcome.status, ScriptRunStatus::TimedOut, "{outcome:?}");
     assert!(
-        outcome.duration < WALL_CLOCK + Duration::from_millis(500),
+        outcome.duration < WALL_CLOCK + TEARDOWN_BOUND,
         "{outcome:?}"
     );
     assert_eq!(processes_of(slot_uids), Vec::<u32>::new());

@@ -3,13 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::json;
 use sleuth_domain::ScriptRunStatus;
 use sleuth_sandbox::{Sandbox, SandboxConfig, SandboxMode, ScriptJob, layer};
 
-use crate::support::{WALL_CLOCK, config, job, run, strict};
+use crate::support::{TEARDOWN_BOUND, WALL_CLOCK, config, job, run, strict};
 
 #[tokio::test]
 async fn a_script_prints_and_reads_its_trigger_args_variables_and_secrets() {
@@ -164,7 +163,7 @@ async fn a_script_past_its_time_limit_is_timed_out_and_killed() {
     );
     assert!(outcome.duration >= WALL_CLOCK);
     assert!(
-        outcome.duration < WALL_CLOCK + Duration::from_millis(500),
+        outcome.duration < WALL_CLOCK + TEARDOWN_BOUND,
         "{outcome:?}"
     );
 }

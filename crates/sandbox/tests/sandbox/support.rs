@@ -10,6 +10,10 @@ use sleuth_sandbox::{Sandbox, SandboxConfig, SandboxMode, ScriptJob, ScriptOutco
 /// Small limits keep the suite fast: one second of wall clock and of CPU.
 pub const WALL_CLOCK: Duration = Duration::from_secs(1);
 pub const SLOTS: usize = 2;
+/// How long past its wall clock a killed run may take to be torn down, its whole PID
+/// namespace reaped. It bounds a hang, not a speed: on a loaded machine (CI shares its
+/// cores with builds) a fork bomb's hundreds of processes take over half a second.
+pub const TEARDOWN_BOUND: Duration = Duration::from_secs(3);
 
 static NEXT_UID_RANGE: AtomicU32 = AtomicU32::new(0);
 
