@@ -1,7 +1,9 @@
 //! The promise behind a 200: an acknowledged alert survives `kill -9`. This runs the real
 //! `sleuth` binary on a SQLite file, creates alerts from several threads, kills the
 //! process without warning mid-stream, restarts it, and checks that every acknowledged
-//! alert ends in success or error and none is stuck.
+//! alert ends in success or error and none is stuck. And the other side of a crash: a
+//! response script dies with the process that started it, and its run is ended at once
+//! by the next start.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests of the binary must start the binary.
 #![allow(clippy::disallowed_methods)]
@@ -33,6 +35,15 @@ impl Drop for Server {
 
 /// Starts `sleuth serve`; returns it and, on a fresh database, the first admin key.
 fn start(database: &str, port: u16) -> (Server, Option<String>) {
+    start_with(database, port, &[])
+}
+
+/// `start`, with more settings in the environment.
+fn start_with(
+    database: &str,
+    port: u16,
+    environment: &[(&str, String)],
+) -> (Server, Option<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
         .args([
             "serve",
@@ -44,6 +55,7 @@ fn start(database: &str, port: u16) -> (Server, Option<String>) {
         .env("SLEUTH_WORKERS__LEASE_SECONDS", "2")
         .env("SLEUTH_WORKERS__POLL_INTERVAL_MS", "100")
         .env("SLEUTH_LOG__LEVEL", "warn")
+        .envs(environment.iter().map(|(name, value)| (name, value)))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -196,4 +208,121 @@ fn every_acknowledged_alert_survives_kill_minus_nine() {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+}
+
+/// Pids of the processes whose real uid is `uid`.
+fn processes_of(uid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|line| line.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().next()?.parse::<u32>().ok())
+                == Some(uid)
+        })
+        .collect()
+}
+
+fn json(body: &str) -> serde_json::Value {
+    serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {body}"))
+}
+
+#[test]
+fn a_script_dies_with_its_server_and_its_run_ends_at_the_next_start() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", directory.path().join("scripts.db").display());
+    let work_root = directory.path().join("runs");
+    // A slot uid of this test's own, far from any user and from other tests' ranges.
+    let uid_base = 2_300_000_000 + (std::process::id() % 100_000) * 10;
+    let environment = [
+        ("SLEUTH_SANDBOX__WORK_ROOT", work_root.display().to_string()),
+        ("SLEUTH_SANDBOX__UID_BASE", uid_base.to_string()),
+        ("SLEUTH_SANDBOX__SLOTS", "1".to_string()),
+    ];
+    let port = free_port();
+    let (mut server, key) = start_with(&database, port, &environment);
+    let key = key.expect("the first start prints the admin key");
+
+    let (_, triggers) = http(
+        port,
+        "GET",
+        "/app/api/v1/response-actions/triggers",
+        &key,
+        None,
+    )
+    .unwrap();
+    let trigger = json(&triggers)
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|trigger| trigger["trigger_fn_name"] == "manual_entity_host")
+        .unwrap()["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = serde_json::json!({
+        "display_name": "Sleeps through a crash",
+        "trigger_def_uuid": trigger,
+        "code": "import time\nprint('started', flush=True)\ntime.sleep(25)",
+    });
+    let (status, created) = http(
+        port,
+        "POST",
+        "/app/api/v1/response-actions",
+        &key,
+        Some(&body.to_string()),
+    )
+    .unwrap();
+    assert_eq!(status, 201, "{created}");
+    let script_id = json(&created)["id"].as_i64().unwrap();
+    let runs_path = format!("/app/api/v1/response-actions/{script_id}/runs");
+    let (status, started) = http(
+        port,
+        "POST",
+        &format!("/app/api/v1/response-actions/{script_id}/run"),
+        &key,
+        Some(r#"{"trigger_args": {"entity_value": "WKS-0231"}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 202, "{started}");
+
+    // The script is running under its slot's uid, in a run dir of its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_of(uid_base).is_empty() {
+        assert!(Instant::now() < deadline, "the script never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_dir(&work_root).unwrap().count(), 1);
+
+    // kill -9, and leave the dead server unreaped (a zombie), as a supervisor that has not
+    // looked yet would: its pid still shows in /proc.
+    server.child.kill().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_of(uid_base).is_empty() || std::fs::read_dir(&work_root).unwrap().count() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the script outlived its server: {:?}",
+            processes_of(uid_base)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let (second, _) = start_with(&database, port, &environment);
+    let (status, runs) = http(port, "GET", &runs_path, &key, None).unwrap();
+    assert_eq!(status, 200, "{runs}");
+    let run = &json(&runs)[0];
+    assert_eq!(run["status"], "error", "ended by the start itself: {run}");
+    assert!(
+        run["syserr"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("interrupted"),
+        "{run}"
+    );
+    drop(second);
+    server.child.wait().unwrap();
 }

@@ -75,7 +75,7 @@ impl std::fmt::Display for SandboxRefusal {
     }
 }
 
-/// This process, as the runner of the script runs it starts: `host:pid:random`.
+/// This process, as the runner of the script runs it starts: `host:pid:start:random`.
 pub fn runner_id() -> &'static str {
     static RUNNER: OnceLock<String> = OnceLock::new();
     RUNNER.get_or_init(crate::workers::worker_name)
@@ -148,21 +148,30 @@ fn runner_host(runner: &str) -> &str {
     runner.split(':').next().unwrap_or("")
 }
 
+/// Whether the process that ran a script is gone, by what its runner id names: on this
+/// host, a process that no longer runs (a zombie, killed but not yet reaped, counts as
+/// gone), or whose pid now belongs to a later process (the start time differs; ids of
+/// older versions, without a start time, compare by pid alone). A runner on another host
+/// is never judged here: its runs end by their deadline.
 fn runner_is_gone(runner: &str, my_host: &str) -> bool {
     if runner == runner_id() {
         return false;
     }
-    let mut parts = runner.split(':');
-    let (Some(host), Some(pid)) = (parts.next(), parts.next()) else {
+    let parts: Vec<&str> = runner.split(':').collect();
+    let (Some(host), Some(pid)) = (parts.first(), parts.get(1)) else {
         return false;
     };
-    if host != my_host {
+    if *host != my_host {
         return false;
     }
     let Ok(pid) = pid.parse::<u32>() else {
         return false;
     };
-    pid == std::process::id() || !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    let started_at = match parts.as_slice() {
+        [_, _, start, _] => start.parse::<u64>().ok(),
+        _ => None,
+    };
+    pid == std::process::id() || !sleuth_sandbox::process::is_alive(pid, started_at)
 }
 
 /// How long one run may take, waiting for a slot included; its deadline adds a margin.
@@ -705,6 +714,28 @@ mod tests {
         assert!(runner_is_gone(&no_such_process, host));
         let parent = format!("{host}:1:00000000");
         assert!(!runner_is_gone(&parent, host), "pid 1 is alive");
+        // Another process that reuses a live pid: its start time gives it away.
+        let start = sleuth_sandbox::process::own_start_time().expect("a start time");
+        let mine = |start: u64| format!("{host}:{}:{start}:00000000", std::process::id());
+        let sibling_runner = |start: u64| {
+            // This process's pid is its own runner's, always "alive"; use the parent's pid.
+            format!(
+                "{host}:{}:{start}:00000000",
+                std::os::unix::process::parent_id()
+            )
+        };
+        assert!(
+            runner_is_gone(&mine(start), host),
+            "same pid is an earlier life"
+        );
+        let parent_start =
+            sleuth_sandbox::process::start_time_of(std::os::unix::process::parent_id())
+                .expect("the parent's start time");
+        assert!(!runner_is_gone(&sibling_runner(parent_start), host));
+        assert!(
+            runner_is_gone(&sibling_runner(parent_start + 1), host),
+            "a later process with the same pid"
+        );
         assert!(
             !runner_is_gone("elsewhere:1234:x", host),
             "other hosts are judged by deadline"
