@@ -217,12 +217,29 @@ pub struct ResponseScriptCounts {
     pub version: u64,
 }
 
-/// The newest run and version of a script (null when there is none: a script that never
-/// ran, or an archived one whose versions were all unreferenced).
+/// The newest run and version of a script. SPEC types both as objects: one that does not
+/// exist (a script that never ran, or an archived one whose versions were all
+/// unreferenced) is the empty object `{}`, never null.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ResponseScriptLatest {
+    /// The newest run, in the Response script run shape, or `{}` if it never ran.
+    #[serde(serialize_with = "none_as_empty_object")]
+    #[schema(value_type = Object)]
     pub run: Option<ResponseScriptRunDto>,
+    /// The newest version, in the Response script version shape, or `{}` if none is left.
+    #[serde(serialize_with = "none_as_empty_object")]
+    #[schema(value_type = Object)]
     pub version: Option<ResponseScriptVersionDto>,
+}
+
+fn none_as_empty_object<S: serde::Serializer, T: Serialize>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => value.serialize(serializer),
+        None => serde_json::Map::new().serialize(serializer),
+    }
 }
 
 /// The answer of `GET /response-actions/{script_id}`.

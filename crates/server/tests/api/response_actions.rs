@@ -309,11 +309,20 @@ fn assert_details(value: &Value) {
     keys(value, &["counts", "latest"], "details");
     keys(&value["counts"], &["run", "version"], "counts");
     keys(&value["latest"], &["run", "version"], "latest");
-    if !value["latest"]["run"].is_null() {
-        assert_run(&value["latest"]["run"]);
-    }
-    if !value["latest"]["version"].is_null() {
-        assert_version(&value["latest"]["version"]);
+    // SPEC types both as objects: absent is `{}`, never null.
+    for (name, item) in [
+        ("run", &value["latest"]["run"]),
+        ("version", &value["latest"]["version"]),
+    ] {
+        let object = item
+            .as_object()
+            .unwrap_or_else(|| panic!("latest.{name} must be an object: {value}"));
+        if !object.is_empty() {
+            match name {
+                "run" => assert_run(item),
+                _ => assert_version(item),
+            }
+        }
     }
 }
 
@@ -513,7 +522,7 @@ async fn creating_listing_reading_and_updating_make_versions(app: TestApp) {
 
     let first = details(&app, script_id).await;
     assert_eq!(first["counts"], json!({"run": 0, "version": 1}));
-    assert!(first["latest"]["run"].is_null());
+    assert_eq!(first["latest"]["run"], json!({}), "never ran");
     let version = &first["latest"]["version"];
     assert_eq!(
         (version["v_num"].clone(), version["code"].clone()),
@@ -774,7 +783,7 @@ async fn archiving_hides_refuses_updates_and_keeps_what_runs_refer_to(app: TestA
     delete(&app, &path(&format!("/{never_ran}")), &app.admin_key).await;
     let empty = details(&app, never_ran).await;
     assert_eq!(empty["counts"], json!({"run": 0, "version": 0}));
-    assert!(empty["latest"]["version"].is_null());
+    assert_eq!(empty["latest"]["version"], json!({}), "no version left");
 }
 
 async fn test_runs_report_success_failure_and_timeouts(app: TestApp) {
