@@ -29,7 +29,8 @@ pub enum ApikeyCommand {
     },
     /// List keys (never their secrets).
     List,
-    /// Revoke a key by id; it stops working at once.
+    /// Revoke a key by id. A running server that checked the key in the last 2 seconds
+    /// still honours it until then (revoked over the API, it stops at once).
     Revoke { id: i64 },
 }
 

@@ -1,8 +1,8 @@
 //! Custom strategies on top of the engine's own verdict: scope (alert sources, attack
 //! surfaces, MITRE tactics), outcome rules whose `condition` is JSON Logic over the
 //! investigation's facts, priority rules (the lowest `ranking` among those that match
-//! wins), and free-text instructions (recorded as used; applied by a model when one is
-//! configured). Deterministic: strategies and rules are tried in id order.
+//! wins), and free-text instructions (recorded as used and listed for the analyst; no model
+//! reads them). Deterministic: strategies and rules are tried in id order.
 
 use std::sync::LazyLock;
 
@@ -55,7 +55,7 @@ pub struct Applied {
     /// SPEC's `custom_outcome`: which rule overrode the engine, and what the engine said.
     pub custom_outcome: Option<Map<String, Value>>,
     pub effects: StrategyEffects,
-    /// The instructions in force, for the narrative (without a model they are listed).
+    /// The instructions in force, listed in the investigation for the analyst.
     pub instructions: Vec<String>,
     /// Rules that failed to evaluate: (strategy id, rule id, error).
     pub errors: Vec<(i64, i64, String)>,
