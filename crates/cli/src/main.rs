@@ -8,6 +8,7 @@ mod context;
 mod eval;
 mod investigate;
 mod open;
+mod push_source;
 mod sandbox;
 mod secret;
 mod serve;
@@ -63,6 +64,11 @@ enum Command {
     Tenant {
         #[command(subcommand)]
         command: tenant::TenantCommand,
+    },
+    /// Manage push sources: one URL per tool that sends alerts (docs/sources.md).
+    PushSource {
+        #[command(subcommand)]
+        command: push_source::PushSourceCommand,
     },
     /// Manage the secrets response scripts read (values from stdin, never shown).
     Secret {
@@ -192,6 +198,7 @@ fn main() -> ExitCode {
             Command::Apikey { command } => apikey::run(&settings, command).await,
             Command::Tenant { command } => tenant::run(&settings, command).await,
             Command::Secret { command } => secret::run(&settings, command).await,
+            Command::PushSource { command } => push_source::run(&settings, command).await,
             Command::Investigate {
                 file,
                 schema_key,

@@ -44,7 +44,10 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body<S: Send + Sync>(
+    request: Request,
+    state: &S,
+) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, state)
         .await
         .map_err(|rejection| {

@@ -17,6 +17,7 @@ mod links;
 mod list_query;
 pub mod metrics;
 pub mod pipeline;
+pub mod push_auth;
 pub mod routes;
 pub mod script_sandbox;
 pub mod settings;
@@ -60,6 +61,8 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::feedback::router())
         .merge(routes::users::router())
         .merge(routes::strategies::router())
+        .merge(routes::push_sources::router())
+        .merge(routes::push::router())
 }
 
 /// The OpenAPI document Sleuth serves.

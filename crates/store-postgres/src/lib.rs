@@ -100,6 +100,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "alert_revisions",
         sql: include_str!("../migrations/0017_alert_revisions.sql"),
     },
+    Migration {
+        version: 18,
+        name: "push_sources",
+        sql: include_str!("../migrations/0018_push_sources.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -22,6 +22,7 @@ mod key_cache;
 mod list;
 mod list_days;
 pub mod migrate;
+mod push;
 mod queue;
 mod response_actions;
 mod revisions;

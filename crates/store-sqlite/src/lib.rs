@@ -102,6 +102,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "alert_revisions",
         sql: include_str!("../migrations/0018_alert_revisions.sql"),
     },
+    Migration {
+        version: 19,
+        name: "push_sources",
+        sql: include_str!("../migrations/0019_push_sources.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

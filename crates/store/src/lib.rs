@@ -10,6 +10,7 @@ mod context_memory;
 mod error;
 mod identity;
 mod model;
+mod push;
 mod query;
 mod response_actions;
 mod revisions;
@@ -25,6 +26,7 @@ pub use context_memory::*;
 pub use error::{StoreError, StoreResult};
 pub use identity::{alert_identity, canonical_hash};
 pub use model::*;
+pub use push::*;
 pub use query::*;
 pub use response_actions::*;
 pub use revisions::*;
@@ -72,6 +74,7 @@ pub trait Store:
     + SystemEventStore
     + AuditStore
     + StrategyStore
+    + PushStore
     + Send
     + Sync
     + 'static

@@ -53,6 +53,13 @@ impl KeyHash {
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)
     }
+
+    /// The hash `to_hex` wrote, if `text` is one.
+    pub fn from_hex(text: &str) -> Option<KeyHash> {
+        let mut hash = [0_u8; 32];
+        hex::decode_to_slice(text, &mut hash).ok()?;
+        Some(KeyHash(hash))
+    }
 }
 
 impl std::fmt::Debug for KeyHash {

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod context_memory;
 pub mod investigation;
 pub mod note;
+pub mod push_source;
 pub mod response_action;
 pub mod revision;
 pub mod schema;

@@ -9,6 +9,8 @@ pub mod feedback;
 pub mod health;
 pub mod investigations;
 pub mod notes;
+pub mod push;
+pub mod push_sources;
 pub mod response_actions;
 pub mod schema;
 pub mod schema_keys;

@@ -205,6 +205,19 @@ pub async fn request(
     content_type: Option<&str>,
     body: Option<Vec<u8>>,
 ) -> Answer {
+    let headers: Vec<(&str, &str)> = key.map(|key| ("authorization", key)).into_iter().collect();
+    request_with_headers(address, method, path, &headers, content_type, body).await
+}
+
+/// A request with any headers (a vendor's own: signatures, challenges, basic auth).
+pub async fn request_with_headers(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    content_type: Option<&str>,
+    body: Option<Vec<u8>>,
+) -> Answer {
     let stream = tokio::net::TcpStream::connect(address)
         .await
         .expect("connect");
@@ -217,8 +230,8 @@ pub async fn request(
         .method(method)
         .uri(path)
         .header("host", address);
-    if let Some(key) = key {
-        builder = builder.header("authorization", key);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
     }
     if let Some(content_type) = content_type {
         builder = builder.header("content-type", content_type);

@@ -11,6 +11,7 @@ mod engine;
 mod foundation;
 mod ingest;
 mod investigations;
+mod push;
 mod response_actions;
 mod strategies;
 mod system_events;
