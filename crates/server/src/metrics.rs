@@ -1,16 +1,19 @@
-//! Prometheus metrics, written out by hand in the text exposition format: requests by
-//! route, method and status, request latencies by route, and the workers' counters.
-//! A dependency would add more code than these few counters need.
+//! Prometheus metrics, with the Prometheus project's own client (`prometheus-client`):
+//! requests by route, method and status, request latencies by route, and the workers'
+//! counters. Every family is registered once, here; code that counts something holds a
+//! handle to its family from `Metrics` and never formats text itself.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use crate::state::AppState;
 
@@ -19,137 +22,119 @@ const LATENCY_BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
-#[derive(Default)]
-struct Latency {
-    bucket_counts: [u64; LATENCY_BUCKETS.len()],
-    count: u64,
-    sum_seconds: f64,
+/// The content type of `render`'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    /// The route's pattern (`/app/api/v1/investigation/{investigation_id}`), never a raw
+    /// path, so the number of series stays bounded whatever clients send.
+    route: String,
+    method: String,
+    status: u16,
 }
 
-#[derive(Default)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
 pub struct Metrics {
-    /// (route, method, status) -> count.
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    latencies: Mutex<BTreeMap<String, Latency>>,
-    pub investigations_completed: AtomicU64,
-    pub investigations_failed: AtomicU64,
-    pub investigations_running: AtomicU64,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latencies: Family<RouteLabels, Histogram>,
+    pub investigations_completed: Counter,
+    pub investigations_failed: Counter,
+    pub investigations_running: Gauge,
+    /// Set from the store just before each scrape (`render`).
+    jobs_pending: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let mut registry = Registry::with_prefix("sleuth");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status",
+            requests.clone(),
+        );
+        let latencies = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(LATENCY_BUCKETS)
+        });
+        registry.register(
+            "http_request_duration_seconds",
+            "Request latency by route",
+            latencies.clone(),
+        );
+        let investigations_completed = Counter::default();
+        registry.register(
+            "investigations_completed",
+            "Investigations concluded by this process",
+            investigations_completed.clone(),
+        );
+        let investigations_failed = Counter::default();
+        registry.register(
+            "investigations_failed",
+            "Investigations stopped with an error by this process",
+            investigations_failed.clone(),
+        );
+        let investigations_running = Gauge::default();
+        registry.register(
+            "investigations_running",
+            "Investigations running in this process",
+            investigations_running.clone(),
+        );
+        let jobs_pending = Gauge::default();
+        registry.register(
+            "jobs_pending",
+            "Investigations queued or running, in all processes",
+            jobs_pending.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latencies,
+            investigations_completed,
+            investigations_failed,
+            investigations_running,
+            jobs_pending,
+        }
+    }
 }
 
 impl Metrics {
-    pub fn record_request(&self, route: &str, method: &str, status: u16, elapsed: Duration) {
-        if let Ok(mut requests) = self.requests.lock() {
-            *requests
-                .entry((route.to_string(), method.to_string(), status))
-                .or_default() += 1;
-        }
-        if let Ok(mut latencies) = self.latencies.lock() {
-            let latency = latencies.entry(route.to_string()).or_default();
-            let seconds = elapsed.as_secs_f64();
-            for (index, bound) in LATENCY_BUCKETS.iter().enumerate() {
-                if seconds <= *bound {
-                    latency.bucket_counts[index] += 1;
-                }
-            }
-            latency.count += 1;
-            latency.sum_seconds += seconds;
-        }
+    pub fn record_request(&self, route: &str, method: &str, status: u16, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_string(),
+                method: method.to_string(),
+                status,
+            })
+            .inc();
+        self.latencies
+            .get_or_create(&RouteLabels {
+                route: route.to_string(),
+            })
+            .observe(seconds);
     }
 
-    /// The text exposition, with `pending_jobs` read by the caller from the store.
+    /// The exposition (OpenMetrics text), with `pending_jobs` read by the caller from the
+    /// store; `None` (the store is not reachable) leaves the last value.
     pub fn render(&self, pending_jobs: Option<u64>) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "# HELP sleuth_http_requests_total HTTP requests by route, method and status."
-        );
-        let _ = writeln!(out, "# TYPE sleuth_http_requests_total counter");
-        if let Ok(requests) = self.requests.lock() {
-            for ((route, method, status), count) in requests.iter() {
-                let _ = writeln!(
-                    out,
-                    "sleuth_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {count}",
-                    escape(route)
-                );
-            }
-        }
-        let _ = writeln!(
-            out,
-            "# HELP sleuth_http_request_duration_seconds Request latency by route."
-        );
-        let _ = writeln!(out, "# TYPE sleuth_http_request_duration_seconds histogram");
-        if let Ok(latencies) = self.latencies.lock() {
-            for (route, latency) in latencies.iter() {
-                let route = escape(route);
-                for (index, bound) in LATENCY_BUCKETS.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "sleuth_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {}",
-                        latency.bucket_counts[index]
-                    );
-                }
-                let _ = writeln!(
-                    out,
-                    "sleuth_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
-                    latency.count
-                );
-                let _ = writeln!(
-                    out,
-                    "sleuth_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
-                    latency.sum_seconds
-                );
-                let _ = writeln!(
-                    out,
-                    "sleuth_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
-                    latency.count
-                );
-            }
-        }
-        for (name, help, value) in [
-            (
-                "sleuth_investigations_completed_total",
-                "Investigations concluded by this process.",
-                &self.investigations_completed,
-            ),
-            (
-                "sleuth_investigations_failed_total",
-                "Investigations stopped with an error by this process.",
-                &self.investigations_failed,
-            ),
-        ] {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
-                value.load(Ordering::Relaxed)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP sleuth_investigations_running Investigations running in this process.\n\
-             # TYPE sleuth_investigations_running gauge\nsleuth_investigations_running {}",
-            self.investigations_running.load(Ordering::Relaxed)
-        );
         if let Some(pending) = pending_jobs {
-            let _ = writeln!(
-                out,
-                "# HELP sleuth_jobs_pending Investigations queued or running, in all processes.\n\
-                 # TYPE sleuth_jobs_pending gauge\nsleuth_jobs_pending {pending}"
-            );
+            self.jobs_pending
+                .set(i64::try_from(pending).unwrap_or(i64::MAX));
         }
-        out
+        let mut text = String::new();
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            tracing::error!(%error, "could not encode the metrics");
+        }
+        text
     }
 }
 
-fn escape(label: &str) -> String {
-    label
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-/// Middleware recording every routed request. Routes are labelled by their pattern
-/// (`/app/api/v1/investigation/{investigation_id}`), never by raw paths, so the number of
-/// series stays bounded whatever clients send.
+/// Middleware recording every routed request.
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
@@ -162,7 +147,42 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
         &route,
         &method,
         response.status().as_u16(),
-        started.elapsed(),
+        started.elapsed().as_secs_f64(),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exposition_names_every_family_with_its_samples() {
+        let metrics = Metrics::default();
+        metrics.record_request("/app/api/v1/investigation", "GET", 200, 0.003);
+        metrics.record_request("/app/api/v1/investigation", "GET", 200, 0.2);
+        metrics.investigations_completed.inc();
+        metrics.investigations_running.set(2);
+        let text = metrics.render(Some(7));
+        for line in [
+            "sleuth_http_requests_total{route=\"/app/api/v1/investigation\",method=\"GET\",status=\"200\"} 2",
+            "sleuth_http_request_duration_seconds_bucket{le=\"0.005\",route=\"/app/api/v1/investigation\"} 1",
+            "sleuth_http_request_duration_seconds_count{route=\"/app/api/v1/investigation\"} 2",
+            "sleuth_investigations_completed_total 1",
+            "sleuth_investigations_failed_total 0",
+            "sleuth_investigations_running 2",
+            "sleuth_jobs_pending 7",
+            "# EOF",
+        ] {
+            assert!(text.contains(line), "missing {line}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_route_label_is_escaped_not_trusted() {
+        let metrics = Metrics::default();
+        metrics.record_request("unmatched\"} 1\nfake 9", "GET", 404, 0.001);
+        let text = metrics.render(None);
+        assert!(!text.contains("\nfake 9"), "{text}");
+    }
 }

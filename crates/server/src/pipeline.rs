@@ -55,7 +55,7 @@ pub async fn run_job(
     let finished = store.finish_job_and_claim(job, end).await?;
     if finished.stored {
         crate::firing::investigation_finished(state, store, job.investigation_id, triggers);
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counter.inc();
     }
     Ok(finished)
 }

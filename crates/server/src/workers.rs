@@ -161,9 +161,7 @@ struct Slot {
 impl Slot {
     async fn run(&self, mut job: ClaimedJob, mut strategies: Arc<Vec<Strategy>>) {
         let metrics = self.state.metrics();
-        metrics
-            .investigations_running
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        metrics.investigations_running.inc();
         loop {
             let next = (!*self.shutdown.borrow()).then(|| NextClaim {
                 worker: self.worker.clone(),
@@ -196,9 +194,7 @@ impl Slot {
             };
             job = next_job;
         }
-        metrics
-            .investigations_running
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        metrics.investigations_running.dec();
     }
 
     /// Records the job as running here: the shutdown releases what is still running.

@@ -83,15 +83,15 @@ fn sandbox_readiness(state: &AppState) -> Option<crate::script_sandbox::SandboxR
         .map(|sandbox| crate::script_sandbox::SandboxReadiness::from(&sandbox.report()))
 }
 
-/// Prometheus metrics (text exposition format).
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String)))]
+/// Prometheus metrics (OpenMetrics text).
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "application/openmetrics-text", body = String)))]
 async fn metrics(State(state): State<AppState>) -> Response {
     let pending = match state.store_if_ready() {
         Some(store) => store.pending_jobs().await.ok(),
         None => None,
     };
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
         state.metrics().render(pending),
     )
         .into_response()
