@@ -823,8 +823,8 @@ fn isolate_and_exec(
     };
     let mut listener = None;
     status.layer(seccomp_policy, "seccomp", || {
-        let program = seccomp::build_filter(!plan.network.is_off())?;
-        listener = seccomp::install_filter(&program, guarded)?;
+        let filters = seccomp::build_filters(!plan.network.is_off())?;
+        listener = seccomp::install_filters(&filters, guarded)?;
         Ok(String::new())
     })?;
     match (handoff, listener) {
