@@ -10,4 +10,5 @@ pub mod contract_response_actions;
 pub mod contract_strategies;
 pub mod fixtures;
 pub mod postgres;
+pub mod schema;
 pub mod upgrade;
