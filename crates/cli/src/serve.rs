@@ -44,6 +44,7 @@ pub async fn worker(settings: Settings) -> anyhow::Result<()> {
     let state = state_with_context(&settings)?;
     state.set_sandbox(sandbox);
     state.set_store(store.clone());
+    sleuth_server::script_secrets::prepare(&state, &store).await;
     sleuth_server::firing::prepare(&state, &store).await;
     let (stop_workers, workers_stopped) = watch::channel(false);
     with_api_context(&state, &store, workers_stopped.clone()).await;
@@ -60,10 +61,14 @@ pub async fn worker(settings: Settings) -> anyhow::Result<()> {
 
 /// Connects (retrying while the database is unreachable), then makes the API ready, creates
 /// the first admin on an empty database, and starts the workers.
-/// The application state with the operator's context file loaded. A context file that
-/// does not load stops start-up with its reason: better than investigating without it.
+/// The application state with the operator's context file and the secrets key loaded. A
+/// context file or a key that does not load stops start-up with its reason: better than
+/// investigating without it, or storing secrets no process can open.
 fn state_with_context(settings: &Settings) -> anyhow::Result<AppState> {
     let state = AppState::new(settings.clone(), sleuth_engine::Context::empty());
+    if let Some(keyring) = crate::secret::keyring(settings)? {
+        state.set_keyring(keyring);
+    }
     let path = settings.engine.context_file.as_deref();
     let now = chrono::Utc::now();
     let loaded = sleuth_server::context_source::load(path, None, now)
@@ -109,6 +114,7 @@ async fn start_when_database_is_ready(
         tracing::error!("could not create the first admin: {error:#}");
     }
     with_api_context(&state, &store, context_watcher).await;
+    sleuth_server::script_secrets::prepare(&state, &store).await;
     state.set_store(store.clone());
     sleuth_server::firing::prepare(&state, &store).await;
     tracing::info!(

@@ -16,6 +16,11 @@ fn sleuth(database: &str, arguments: &[&str], stdin: Option<&str>) -> Output {
         .args(["--database", database])
         .env("SLEUTH_LOG__LEVEL", "warn")
         .env_remove("SLEUTH_CONFIG")
+        // Secrets are sealed with a key kept outside the database; any key will do here.
+        .env(
+            "SLEUTH_SECRETS__KEY",
+            "KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=",
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

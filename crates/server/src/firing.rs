@@ -6,7 +6,6 @@
 //! what fired them; the sandbox's slots bound how many run at once. A run that a restart
 //! interrupts is found by `fail_interrupted_runs` and ends as `error`.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -531,8 +530,56 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
+/// How a run ends that the runner never started.
+fn failed_run(syserr: String) -> ScriptRunEnd {
+    ScriptRunEnd {
+        status: ScriptRunStatus::Error,
+        stdout: String::new(),
+        stderr: String::new(),
+        syserr: Some(syserr),
+        isolation: String::new(),
+        duration_ms: 0,
+    }
+}
+
+/// Runs a job in the sandbox; what the script printed is stored with its secrets' values
+/// masked.
+async fn run_with_secrets(
+    state: &AppState,
+    job: ScriptJob,
+    secrets: &crate::script_secrets::RunSecrets,
+    script_id: i64,
+    script_run_id: i64,
+) -> ScriptRunEnd {
+    match run_in_sandbox(state, job).await {
+        Ok(outcome) => {
+            if !outcome.denied_connections.is_empty() {
+                // The run's syserr keeps them too; the log is where an operator watching
+                // for escape attempts looks.
+                tracing::warn!(
+                    script_id,
+                    script_run_id,
+                    denied = ?outcome.denied_connections,
+                    "the sandbox refused connections of a script run"
+                );
+            }
+            ScriptRunEnd {
+                status: outcome.status,
+                stdout: secrets.mask(outcome.stdout),
+                stderr: secrets.mask(outcome.stderr),
+                syserr: outcome.syserr.map(|syserr| secrets.mask(syserr)),
+                isolation: outcome.isolation,
+                duration_ms: i64::try_from(outcome.duration.as_millis()).unwrap_or(i64::MAX),
+            }
+        }
+        Err(refusal) => failed_run(refusal.to_string()),
+    }
+}
+
 /// Records one trigger run per trigger that has scripts (one batch), then one script run
-/// per script, each spawned.
+/// per script, each spawned. Each run gets the secrets its script names and no others; a
+/// run whose secrets cannot be had (not stored, or no key to open them) ends in error
+/// saying which, without running.
 pub async fn start_runs(
     state: &AppState,
     store: &Arc<dyn Store>,
@@ -560,12 +607,14 @@ pub async fn start_runs(
         .collect();
     let now = chrono::Utc::now();
     let trigger_runs = store.record_trigger_runs(&new_trigger_runs, now).await?;
-    let secrets: BTreeMap<String, String> = store
-        .script_secrets_for_running()
-        .await?
-        .into_iter()
-        .map(|(name, value)| (name, value.0))
-        .collect();
+    // One read for every secret any of these scripts names; each run gets only its own.
+    let stored_secrets = crate::script_secrets::stored(
+        store,
+        scripts
+            .iter()
+            .flat_map(|runnable| &runnable.script.secret_names),
+    )
+    .await?;
     let (_, budget) = run_budget(state);
     let deadline = now
         + chrono::Duration::from_std(budget + Duration::from_secs(30))
@@ -591,46 +640,29 @@ pub async fn start_runs(
                 chrono::Utc::now(),
             )
             .await?;
+        let secrets = crate::script_secrets::open_named(
+            state.keyring(),
+            &stored_secrets,
+            &runnable.script.secret_names,
+        );
         let job = ScriptJob {
             code: runnable.version.code,
             trigger_args: Value::Object(firing.trigger_args.clone()),
             variables: firing.variables.clone(),
-            secrets: secrets.clone(),
+            secrets: secrets
+                .as_ref()
+                .map(crate::script_secrets::RunSecrets::values)
+                .unwrap_or_default(),
             allow_network: runnable.script.allow_network,
         };
         let (state, store) = (state.clone(), store.clone());
         let script_id = runnable.script.id;
         let finished = tokio::spawn(async move {
-            let end = match run_in_sandbox(&state, job).await {
-                Ok(outcome) => {
-                    if !outcome.denied_connections.is_empty() {
-                        // The run's syserr keeps them too; the log is where an operator
-                        // watching for escape attempts looks.
-                        tracing::warn!(
-                            script_id,
-                            script_run_id,
-                            denied = ?outcome.denied_connections,
-                            "the sandbox refused connections of a script run"
-                        );
-                    }
-                    ScriptRunEnd {
-                        status: outcome.status,
-                        stdout: outcome.stdout,
-                        stderr: outcome.stderr,
-                        syserr: outcome.syserr,
-                        isolation: outcome.isolation,
-                        duration_ms: i64::try_from(outcome.duration.as_millis())
-                            .unwrap_or(i64::MAX),
-                    }
+            let end = match secrets {
+                Ok(secrets) => {
+                    run_with_secrets(&state, job, &secrets, script_id, script_run_id).await
                 }
-                Err(refusal) => ScriptRunEnd {
-                    status: ScriptRunStatus::Error,
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    syserr: Some(refusal.to_string()),
-                    isolation: String::new(),
-                    duration_ms: 0,
-                },
+                Err(error) => failed_run(format!("the script did not run: {error}")),
             };
             let status = end.status;
             match store

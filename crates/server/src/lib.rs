@@ -20,6 +20,8 @@ pub mod pipeline;
 pub mod push_auth;
 pub mod routes;
 pub mod script_sandbox;
+pub mod script_secrets;
+pub mod secret_keys;
 pub mod settings;
 pub mod state;
 pub mod trigger_catalog;

@@ -17,6 +17,7 @@ pub struct Settings {
     pub engine: EngineSettings,
     pub log: LogSettings,
     pub sandbox: crate::script_sandbox::SandboxSettings,
+    pub secrets: SecretSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,6 +155,61 @@ impl Default for LogSettings {
     }
 }
 
+/// The key that seals script secrets at rest (docs/secrets.md): inline (`key`, for
+/// `SLEUTH_SECRETS__KEY`) or in a file (`key_file`), never both; and, while a key is being
+/// rotated, the previous key, which only opens secrets sealed with it.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecretSettings {
+    /// A file holding the key as base64 (`sleuth secret generate-key`).
+    pub key_file: Option<PathBuf>,
+    /// The key itself, as base64.
+    pub key: Option<Redacted>,
+    pub previous_key_file: Option<PathBuf>,
+    pub previous_key: Option<Redacted>,
+}
+
+/// A setting that is a secret: `Debug` and serialization (`sleuth config`) show `***`.
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Redacted(String);
+
+impl Redacted {
+    pub fn new(value: impl Into<String>) -> Redacted {
+        Redacted(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("***")
+    }
+}
+
+impl Serialize for Redacted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("***")
+    }
+}
+
+impl SecretSettings {
+    fn problem(&self) -> Option<String> {
+        if self.key.is_some() && self.key_file.is_some() {
+            return Some("set either secrets.key or secrets.key_file, not both".into());
+        }
+        if self.previous_key.is_some() && self.previous_key_file.is_some() {
+            return Some(
+                "set either secrets.previous_key or secrets.previous_key_file, not both".into(),
+            );
+        }
+        None
+    }
+}
+
 /// Why the configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -220,6 +276,9 @@ impl Settings {
         if let Some(problem) = self.sandbox.problem() {
             return Err(SettingsError::Invalid(problem));
         }
+        if let Some(problem) = self.secrets.problem() {
+            return Err(SettingsError::Invalid(problem));
+        }
         if !matches!(self.log.format.as_str(), "text" | "json") {
             return Err(SettingsError::Invalid(
                 "log.format must be text or json".into(),
@@ -228,7 +287,8 @@ impl Settings {
         Ok(())
     }
 
-    /// The effective configuration as TOML, with secrets (passwords in URLs) redacted.
+    /// The effective configuration as TOML, with secrets (passwords in URLs, keys)
+    /// redacted.
     pub fn redacted_toml(&self) -> String {
         let mut shown = self.clone();
         shown.database.url = redact_url_password(&shown.database.url);
@@ -296,6 +356,26 @@ mod tests {
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_secrets_key_is_never_shown() {
+        let key = "KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=";
+        let settings = Settings::load(None, environment(&[("SLEUTH_SECRETS__KEY", key)])).unwrap();
+        assert_eq!(
+            settings.secrets.key.as_ref().map(Redacted::expose),
+            Some(key)
+        );
+        assert!(!settings.redacted_toml().contains(key));
+        assert!(!format!("{settings:?}").contains(key));
+        let both = Settings::load(
+            None,
+            environment(&[
+                ("SLEUTH_SECRETS__KEY", key),
+                ("SLEUTH_SECRETS__KEY_FILE", "/etc/sleuth/secrets.key"),
+            ]),
+        );
+        assert!(both.is_err());
     }
 
     #[test]

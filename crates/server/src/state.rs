@@ -26,6 +26,12 @@ pub struct Shared {
     /// The script runner, once the start-up probe ran; without it scripts do not run and
     /// script endpoints answer 503.
     sandbox: OnceLock<sleuth_sandbox::Sandbox>,
+    /// The keys that seal and open script secrets (`secret_keys`); without them secrets
+    /// cannot be set, and sealed ones cannot be handed to scripts.
+    keyring: OnceLock<Arc<crate::secret_keys::Keyring>>,
+    /// What keeps stored secrets from scripts in this process, as found at start-up
+    /// (`script_secrets::prepare`); shown on `/readyz`.
+    secrets_problem: RwLock<Option<String>>,
     /// Set once this process has synced the trigger catalog into the store.
     trigger_catalog_synced: tokio::sync::OnceCell<()>,
     /// Set once this process has created the strategies Sleuth ships (see
@@ -45,6 +51,8 @@ impl AppState {
             context_status: RwLock::new(crate::context_source::Status::default()),
             metrics: Metrics::default(),
             sandbox: OnceLock::new(),
+            keyring: OnceLock::new(),
+            secrets_problem: RwLock::new(None),
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
             builtin_strategies_synced: tokio::sync::OnceCell::new(),
             strategies: std::sync::Mutex::new(None),
@@ -85,6 +93,26 @@ impl AppState {
 
     pub fn sandbox_if_set(&self) -> Option<&sleuth_sandbox::Sandbox> {
         self.0.sandbox.get()
+    }
+
+    /// Makes the secrets keyring available; later calls are ignored (the first stays).
+    pub fn set_keyring(&self, keyring: crate::secret_keys::Keyring) {
+        let _ = self.0.keyring.set(Arc::new(keyring));
+    }
+
+    pub fn keyring(&self) -> Option<&crate::secret_keys::Keyring> {
+        self.0.keyring.get().map(Arc::as_ref)
+    }
+
+    pub fn set_secrets_problem(&self, problem: Option<String>) {
+        *write(&self.0.secrets_problem) = problem;
+    }
+
+    pub fn secrets_problem(&self) -> Option<String> {
+        match self.0.secrets_problem.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// Initialised by the first caller that syncs the trigger catalog (see `firing`).

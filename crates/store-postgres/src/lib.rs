@@ -105,6 +105,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "push_sources",
         sql: include_str!("../migrations/0018_push_sources.sql"),
     },
+    Migration {
+        version: 19,
+        name: "sealed_secrets",
+        sql: include_str!("../migrations/0019_sealed_secrets.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -30,7 +30,7 @@ macro_rules! script_columns {
         "s.id AS script_id, s.display_name AS script_display_name, \
          s.trigger_uuid AS script_trigger_uuid, s.is_enabled AS script_is_enabled, \
          s.is_archived AS script_is_archived, s.allow_network AS script_allow_network, \
-         s.created_at AS script_created_at, s.updated_at AS script_updated_at"
+         s.secret_names AS script_secret_names, s.created_at AS script_created_at, s.updated_at AS script_updated_at"
     };
 }
 
@@ -152,9 +152,17 @@ fn read_script(row: &AnyRow, catalog: &TriggerCatalog) -> StoreResult<ScriptReco
         is_enabled: rows::flag(row, "script_is_enabled")?,
         is_archived: rows::flag(row, "script_is_archived")?,
         allow_network: rows::flag(row, "script_allow_network")?,
+        secret_names: secret_names(rows::json(row, "script_secret_names")?),
         created_at: rows::time(row, "script_created_at")?,
         updated_at: rows::time(row, "script_updated_at")?,
     })
+}
+
+/// Names sorted and without duplicates, as records and the stored column keep them.
+fn secret_names(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn read_version(row: &AnyRow) -> StoreResult<ScriptVersionRecord> {
@@ -358,12 +366,14 @@ async fn create_script(
     require_scriptable_trigger(&mut transaction, script.trigger_uuid).await?;
     let script_id: i64 = sqlx::query_scalar(
         "INSERT INTO response_scripts (display_name, trigger_uuid, is_enabled, is_archived, \
-         allow_network, created_at, updated_at) VALUES ($1, $2, $3, 0, $4, $5, $5) RETURNING id",
+         allow_network, secret_names, created_at, updated_at) \
+         VALUES ($1, $2, $3, 0, $4, $5, $6, $6) RETURNING id",
     )
     .bind(&script.display_name)
     .bind(script.trigger_uuid.to_string())
     .bind(i64::from(script.is_enabled))
     .bind(i64::from(script.allow_network))
+    .bind(rows::to_json(&secret_names(script.secret_names.clone()))?)
     .bind(micros(at))
     .fetch_one(&mut *transaction)
     .await
@@ -453,13 +463,21 @@ async fn update_script(
     sqlx::query(
         "UPDATE response_scripts SET display_name = COALESCE($2, display_name), \
          is_enabled = COALESCE($3, is_enabled), trigger_uuid = COALESCE($4, trigger_uuid), \
-         allow_network = COALESCE($5, allow_network), updated_at = $6 WHERE id = $1",
+         allow_network = COALESCE($5, allow_network), \
+         secret_names = COALESCE($6, secret_names), updated_at = $7 WHERE id = $1",
     )
     .bind(script_id)
     .bind(changes.display_name.as_deref())
     .bind(changes.is_enabled.map(i64::from))
     .bind(changes.trigger_uuid.map(|uuid| uuid.to_string()))
     .bind(changes.allow_network.map(i64::from))
+    .bind(
+        changes
+            .secret_names
+            .as_ref()
+            .map(|names| rows::to_json(&secret_names(names.clone())))
+            .transpose()?,
+    )
     .bind(micros(at))
     .execute(&mut *transaction)
     .await
@@ -834,15 +852,17 @@ async fn fail_interrupted_script_runs(
 async fn set_script_secret(
     pool: &AnyPool,
     name: &str,
-    value: &SecretValue,
+    value: &SealedSecret,
     at: Timestamp,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO script_secrets (name, value, created_at, updated_at) VALUES ($1, $2, $3, $3) \
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        "INSERT INTO script_secrets (name, value, key_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $4) ON CONFLICT (name) DO UPDATE SET value = excluded.value, \
+         key_id = excluded.key_id, updated_at = excluded.updated_at",
     )
     .bind(name)
-    .bind(&value.0)
+    .bind(&value.ciphertext)
+    .bind(&value.key_id)
     .bind(micros(at))
     .execute(pool)
     .await
@@ -851,16 +871,18 @@ async fn set_script_secret(
 }
 
 async fn list_script_secrets(pool: &AnyPool) -> StoreResult<Vec<SecretInfo>> {
-    let found =
-        sqlx::query("SELECT name, created_at, updated_at FROM script_secrets ORDER BY name")
-            .fetch_all(pool)
-            .await
-            .db()?;
+    let found = sqlx::query(
+        "SELECT name, key_id, created_at, updated_at FROM script_secrets ORDER BY name",
+    )
+    .fetch_all(pool)
+    .await
+    .db()?;
     found
         .iter()
         .map(|row| {
             Ok(SecretInfo {
                 name: rows::text(row, "name")?,
+                key_id: rows::opt_text(row, "key_id")?,
                 created_at: rows::time(row, "created_at")?,
                 updated_at: rows::time(row, "updated_at")?,
             })
@@ -880,15 +902,64 @@ async fn delete_script_secret(pool: &AnyPool, name: &str) -> StoreResult<()> {
     Ok(())
 }
 
-async fn script_secrets_for_running(pool: &AnyPool) -> StoreResult<BTreeMap<String, SecretValue>> {
-    let found: Vec<(String, String)> = sqlx::query_as("SELECT name, value FROM script_secrets")
-        .fetch_all(pool)
-        .await
-        .db()?;
-    Ok(found
-        .into_iter()
-        .map(|(name, value)| (name, SecretValue(value)))
-        .collect())
+fn stored_secret(value: String, key_id: Option<String>) -> StoredSecret {
+    match key_id {
+        None => StoredSecret::Plaintext(SecretValue(value)),
+        Some(key_id) => StoredSecret::Sealed(SealedSecret {
+            key_id,
+            ciphertext: value,
+        }),
+    }
+}
+
+async fn script_secrets(
+    pool: &AnyPool,
+    names: &[String],
+) -> StoreResult<BTreeMap<String, StoredSecret>> {
+    if names.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let mut query = crate::builder::SqlBuilder::new(
+        "SELECT name, value, key_id FROM script_secrets WHERE name IN ",
+    );
+    query.bind_padded_list(names)?;
+    let found = query.build().fetch_all(pool).await.db()?;
+    found
+        .iter()
+        .map(|row| {
+            Ok((
+                rows::text(row, "name")?,
+                stored_secret(rows::text(row, "value")?, rows::opt_text(row, "key_id")?),
+            ))
+        })
+        .collect()
+}
+
+async fn reseal_script_secret(
+    pool: &AnyPool,
+    name: &str,
+    expected: &StoredSecret,
+    sealed: &SealedSecret,
+) -> StoreResult<bool> {
+    let (expected_value, expected_key_id) = match expected {
+        StoredSecret::Plaintext(value) => (value.0.as_str(), None),
+        StoredSecret::Sealed(sealed) => (sealed.ciphertext.as_str(), Some(sealed.key_id.as_str())),
+    };
+    // A compare-and-swap: a value set meanwhile (by the API, or another process resealing)
+    // is never overwritten with an older one.
+    let replaced = sqlx::query(
+        "UPDATE script_secrets SET value = $1, key_id = $2 WHERE name = $3 AND value = $4 \
+         AND ((key_id IS NULL AND $5 IS NULL) OR key_id = $5)",
+    )
+    .bind(&sealed.ciphertext)
+    .bind(&sealed.key_id)
+    .bind(name)
+    .bind(expected_value)
+    .bind(expected_key_id)
+    .execute(pool)
+    .await
+    .db()?;
+    Ok(replaced.rows_affected() == 1)
 }
 
 /// The script runs fired for these investigations, oldest first, as their list items show
@@ -1032,7 +1103,7 @@ impl ResponseActionStore for SqlStore {
     async fn set_script_secret(
         &self,
         name: &str,
-        value: &SecretValue,
+        value: &SealedSecret,
         at: Timestamp,
     ) -> StoreResult<()> {
         set_script_secret(&self.pool, name, value, at).await
@@ -1046,7 +1117,19 @@ impl ResponseActionStore for SqlStore {
         delete_script_secret(&self.pool, name).await
     }
 
-    async fn script_secrets_for_running(&self) -> StoreResult<BTreeMap<String, SecretValue>> {
-        script_secrets_for_running(&self.pool).await
+    async fn script_secrets(
+        &self,
+        names: &[String],
+    ) -> StoreResult<BTreeMap<String, StoredSecret>> {
+        script_secrets(&self.pool, names).await
+    }
+
+    async fn reseal_script_secret(
+        &self,
+        name: &str,
+        expected: &StoredSecret,
+        sealed: &SealedSecret,
+    ) -> StoreResult<bool> {
+        reseal_script_secret(&self.pool, name, expected, sealed).await
     }
 }

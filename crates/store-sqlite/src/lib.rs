@@ -107,6 +107,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "push_sources",
         sql: include_str!("../migrations/0019_push_sources.sql"),
     },
+    Migration {
+        version: 20,
+        name: "sealed_secrets",
+        sql: include_str!("../migrations/0020_sealed_secrets.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

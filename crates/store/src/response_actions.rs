@@ -51,6 +51,9 @@ pub struct ScriptRecord {
     pub is_archived: bool,
     /// Outbound network for this script's runs; off unless the operator allows it.
     pub allow_network: bool,
+    /// The secrets its runs get (sorted, no duplicates): a run is handed these and no
+    /// others.
+    pub secret_names: Vec<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -63,6 +66,8 @@ pub struct NewScript {
     pub code: String,
     pub is_enabled: bool,
     pub allow_network: bool,
+    /// The secrets its runs get (the caller validated the names).
+    pub secret_names: Vec<String>,
     pub author_id: i64,
 }
 
@@ -74,6 +79,8 @@ pub struct ScriptChanges {
     pub is_enabled: Option<bool>,
     pub trigger_uuid: Option<Uuid>,
     pub allow_network: Option<bool>,
+    /// Replaces the names of the secrets its runs get.
+    pub secret_names: Option<Vec<String>>,
     pub code: Option<String>,
     pub author_id: i64,
 }
@@ -84,6 +91,7 @@ impl ScriptChanges {
             && self.is_enabled.is_none()
             && self.trigger_uuid.is_none()
             && self.allow_network.is_none()
+            && self.secret_names.is_none()
             && self.code.is_none()
     }
 }
@@ -205,10 +213,40 @@ impl std::fmt::Debug for SecretValue {
     }
 }
 
+/// A secret's value encrypted by the server's key (see the server's `secret_keys`): the
+/// store keeps it and never sees the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedSecret {
+    /// Which key sealed it (a fingerprint of the key, never the key).
+    pub key_id: String,
+    /// The nonce and the ciphertext with its tag, as base64 text.
+    pub ciphertext: String,
+}
+
+/// A secret as a row holds it: sealed, or in plaintext as Sleuth stored it before it
+/// encrypted secrets (sealed on the first start with a key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredSecret {
+    Plaintext(SecretValue),
+    Sealed(SealedSecret),
+}
+
+impl StoredSecret {
+    /// The key that sealed it; None for plaintext.
+    pub fn key_id(&self) -> Option<&str> {
+        match self {
+            StoredSecret::Plaintext(_) => None,
+            StoredSecret::Sealed(sealed) => Some(&sealed.key_id),
+        }
+    }
+}
+
 /// What may be shown about a stored secret: everything but its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretInfo {
     pub name: String,
+    /// The key that sealed it; None while it is still in plaintext.
+    pub key_id: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -291,16 +329,26 @@ pub trait ResponseActionStore: Send + Sync {
 
     // --- Secrets for scripts -------------------------------------------------------------
 
-    /// Creates or replaces the secret `name`.
+    /// Creates or replaces the secret `name`. Only sealed values are stored.
     async fn set_script_secret(
         &self,
         name: &str,
-        value: &SecretValue,
+        value: &SealedSecret,
         at: Timestamp,
     ) -> StoreResult<()>;
     async fn list_script_secrets(&self) -> StoreResult<Vec<SecretInfo>>;
     /// `NotFound` when there is no such secret.
     async fn delete_script_secret(&self, name: &str) -> StoreResult<()>;
-    /// Every secret with its value, for handing to a script run (only ever on its stdin).
-    async fn script_secrets_for_running(&self) -> StoreResult<BTreeMap<String, SecretValue>>;
+    /// The stored secrets among `names` (names not stored are left out), for a script run.
+    async fn script_secrets(&self, names: &[String])
+    -> StoreResult<BTreeMap<String, StoredSecret>>;
+    /// Replaces the stored form of `name` with `sealed` (the same value under another key,
+    /// or newly sealed) when the row still holds `expected`; `false` when it changed
+    /// meanwhile or is gone. Its `updated_at` stays: the value did not change.
+    async fn reseal_script_secret(
+        &self,
+        name: &str,
+        expected: &StoredSecret,
+        sealed: &SealedSecret,
+    ) -> StoreResult<bool>;
 }

@@ -25,6 +25,8 @@ macro_rules! response_action_contract_tests {
             only_enabled_unarchived_scripts_run_with_their_latest_version,
             interrupted_runs_are_failed_by_runner_or_deadline,
             secrets_are_set_replaced_listed_without_values_and_deleted,
+            secrets_are_resealed_only_when_unchanged,
+            scripts_keep_the_secret_names_they_declare,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -89,6 +91,7 @@ fn new_script(name: &str, trigger_uuid: Uuid, code: &str, author_id: i64) -> New
         code: code.into(),
         is_enabled: true,
         allow_network: false,
+        secret_names: Vec::new(),
         author_id,
     }
 }
@@ -669,36 +672,61 @@ pub async fn interrupted_runs_are_failed_by_runner_or_deadline(store: Arc<dyn St
     }
 }
 
+fn sealed(key_id: &str, ciphertext: &str) -> SealedSecret {
+    SealedSecret {
+        key_id: key_id.into(),
+        ciphertext: ciphertext.into(),
+    }
+}
+
 pub async fn secrets_are_set_replaced_listed_without_values_and_deleted(store: Arc<dyn Store>) {
-    assert!(store.script_secrets_for_running().await.unwrap().is_empty());
+    let all = ["EDR_TOKEN".to_string(), "SLACK_HOOK".to_string()];
+    assert!(store.script_secrets(&all).await.unwrap().is_empty());
     store
-        .set_script_secret("EDR_TOKEN", &SecretValue("first".into()), time(1))
+        .set_script_secret("EDR_TOKEN", &sealed("k1", "first"), time(1))
         .await
         .unwrap();
     store
-        .set_script_secret("SLACK_HOOK", &SecretValue("hook".into()), time(1))
+        .set_script_secret("SLACK_HOOK", &sealed("k1", "hook"), time(1))
         .await
         .unwrap();
     store
-        .set_script_secret("EDR_TOKEN", &SecretValue("second".into()), time(2))
+        .set_script_secret("EDR_TOKEN", &sealed("k2", "second"), time(2))
         .await
         .unwrap();
     let listed = store.list_script_secrets().await.unwrap();
-    let shown: Vec<(&str, Timestamp, Timestamp)> = listed
+    let shown: Vec<(&str, Option<&str>, Timestamp, Timestamp)> = listed
         .iter()
-        .map(|secret| (secret.name.as_str(), secret.created_at, secret.updated_at))
+        .map(|secret| {
+            (
+                secret.name.as_str(),
+                secret.key_id.as_deref(),
+                secret.created_at,
+                secret.updated_at,
+            )
+        })
         .collect();
     assert_eq!(
         shown,
         [
-            ("EDR_TOKEN", time(1), time(2)),
-            ("SLACK_HOOK", time(1), time(1))
+            ("EDR_TOKEN", Some("k2"), time(1), time(2)),
+            ("SLACK_HOOK", Some("k1"), time(1), time(1))
         ]
     );
-    let values = store.script_secrets_for_running().await.unwrap();
-    assert_eq!(values["EDR_TOKEN"], SecretValue("second".into()));
+    // Only the names asked for, and only those stored.
+    let values = store
+        .script_secrets(&["EDR_TOKEN".into(), "NOT_STORED".into()])
+        .await
+        .unwrap();
     assert_eq!(
-        format!("{:?}", values["EDR_TOKEN"]),
+        values.into_iter().collect::<Vec<_>>(),
+        [(
+            "EDR_TOKEN".to_string(),
+            StoredSecret::Sealed(sealed("k2", "second"))
+        )]
+    );
+    assert_eq!(
+        format!("{:?}", SecretValue("never-shown".into())),
         "SecretValue(..)",
         "Debug never shows a value"
     );
@@ -710,4 +738,84 @@ pub async fn secrets_are_set_replaced_listed_without_values_and_deleted(store: A
         "{missing:?}"
     );
     assert_eq!(store.list_script_secrets().await.unwrap().len(), 1);
+}
+
+pub async fn secrets_are_resealed_only_when_unchanged(store: Arc<dyn Store>) {
+    store
+        .set_script_secret("TOKEN", &sealed("old", "sealed-by-old"), time(1))
+        .await
+        .unwrap();
+    let names = ["TOKEN".to_string()];
+    let stored = store.script_secrets(&names).await.unwrap()["TOKEN"].clone();
+    // A reseal that read a value overwritten since then changes nothing.
+    let stale = StoredSecret::Sealed(sealed("old", "an-older-value"));
+    assert!(
+        !store
+            .reseal_script_secret("TOKEN", &stale, &sealed("new", "x"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .reseal_script_secret("TOKEN", &stored, &sealed("new", "sealed-by-new"))
+            .await
+            .unwrap()
+    );
+    let listed = store.list_script_secrets().await.unwrap();
+    assert_eq!(listed[0].key_id.as_deref(), Some("new"));
+    assert_eq!(listed[0].updated_at, time(1), "the value did not change");
+    assert_eq!(
+        store.script_secrets(&names).await.unwrap()["TOKEN"],
+        StoredSecret::Sealed(sealed("new", "sealed-by-new"))
+    );
+    assert!(
+        !store
+            .reseal_script_secret("GONE", &stored, &sealed("new", "x"))
+            .await
+            .unwrap()
+    );
+}
+
+pub async fn scripts_keep_the_secret_names_they_declare(store: Arc<dyn Store>) {
+    let catalog = catalog(&store).await;
+    let author = author(&store).await;
+    let script = store
+        .create_script(
+            &NewScript {
+                secret_names: vec!["SLACK".into(), "EDR".into(), "SLACK".into()],
+                ..new_script("Notify", catalog[0].uuid, "", author.id)
+            },
+            time(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(script.secret_names, ["EDR", "SLACK"], "sorted, each once");
+    let changed = store
+        .update_script(
+            script.id,
+            &ScriptChanges {
+                secret_names: Some(vec!["VT_KEY".into()]),
+                author_id: author.id,
+                ..ScriptChanges::default()
+            },
+            time(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.secret_names, ["VT_KEY"]);
+    let renamed = store
+        .update_script(
+            script.id,
+            &ScriptChanges {
+                display_name: Some("Notify the SOC".into()),
+                author_id: author.id,
+                ..ScriptChanges::default()
+            },
+            time(3),
+        )
+        .await
+        .unwrap();
+    assert_eq!(renamed.secret_names, ["VT_KEY"], "kept when not changed");
+    let runnable = store.scripts_to_run(&[catalog[0].uuid]).await.unwrap();
+    assert_eq!(runnable[0].script.secret_names, ["VT_KEY"]);
 }

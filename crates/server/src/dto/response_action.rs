@@ -263,6 +263,9 @@ pub struct CreateResponseScriptRequest {
     pub is_enabled: Option<bool>,
     /// Ours: outbound network for this script's runs (default false).
     pub allow_network: Option<bool>,
+    /// Ours: the secrets this action's runs get as `secrets["NAME"]` (default none); a run
+    /// gets these and no others.
+    pub secret_names: Option<Vec<String>>,
 }
 
 /// `PATCH /response-actions/{script_id}`: any subset; at least one field.
@@ -276,6 +279,8 @@ pub struct UpdateResponseScriptRequest {
     pub code: Option<String>,
     /// Ours: outbound network for this script's runs.
     pub allow_network: Option<bool>,
+    /// Ours: replaces the names of the secrets this action's runs get.
+    pub secret_names: Option<Vec<String>>,
 }
 
 /// `POST /response-actions/test`.
@@ -288,6 +293,9 @@ pub struct TestRunRequest {
     /// (`investigation`, `alert`, `entity`, `user`, `api_key`) also set that global.
     #[schema(value_type = Option<Object>)]
     pub trigger_args: Option<Map<String, Value>>,
+    /// Ours: a response action whose named secrets the script gets as `secrets`; without
+    /// it, `secrets` is empty.
+    pub script_id: Option<i64>,
 }
 
 /// The answer of a test-run.
@@ -312,7 +320,8 @@ pub struct ManualRunRequest {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetSecretRequest {
-    /// Never returned and never logged. At most 64 KiB.
+    /// Stored encrypted; never returned by the API and never logged. The runs of the
+    /// actions that name it get it (masked in what they print). At most 64 KiB.
     pub value: Option<String>,
 }
 
@@ -321,14 +330,25 @@ pub struct SetSecretRequest {
 #[schema(as = ScriptSecret)]
 pub struct SecretDto {
     pub name: String,
+    /// The id of the key that sealed it; null while it is still in plaintext (stored by an
+    /// older Sleuth, encrypted at the first start with a key).
+    pub key_id: Option<String>,
+    /// The unarchived response actions whose runs get it.
+    pub response_action_ids: Vec<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
-impl From<&SecretInfo> for SecretDto {
-    fn from(secret: &SecretInfo) -> SecretDto {
+impl SecretDto {
+    pub fn new(secret: &SecretInfo, scripts: &[ScriptRecord]) -> SecretDto {
         SecretDto {
             name: secret.name.clone(),
+            key_id: secret.key_id.clone(),
+            response_action_ids: scripts
+                .iter()
+                .filter(|script| script.secret_names.contains(&secret.name))
+                .map(|script| script.id)
+                .collect(),
             created_at: secret.created_at,
             updated_at: secret.updated_at,
         }

@@ -35,6 +35,19 @@ pub struct Readiness {
     /// scripts). A sandbox that cannot run scripts does not make Sleuth unready: only the
     /// script endpoints answer 503 then.
     pub sandbox: Option<crate::script_sandbox::SandboxReadiness>,
+    /// Script secrets in this process. Like the sandbox, a problem here does not make
+    /// Sleuth unready: only the scripts that name the secrets cannot have them.
+    pub secrets: SecretsReadiness,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SecretsReadiness {
+    /// The id of the key that seals secrets (`secrets.key_file`); null without one, when
+    /// secrets cannot be stored.
+    pub key_id: Option<String>,
+    /// What keeps stored secrets from scripts, as found at start-up (a key missing for
+    /// sealed secrets, or secrets still in plaintext).
+    pub problem: Option<String>,
 }
 
 /// Alive: the process answers.
@@ -53,6 +66,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             database: None,
             reason: Some("connecting to or migrating the database".into()),
             sandbox: sandbox_readiness(&state),
+            secrets: secrets_readiness(&state),
         };
         return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
     };
@@ -63,6 +77,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             database,
             reason: None,
             sandbox: sandbox_readiness(&state),
+            secrets: secrets_readiness(&state),
         })
         .into_response(),
         Err(error) => {
@@ -71,9 +86,19 @@ async fn readyz(State(state): State<AppState>) -> Response {
                 database,
                 reason: Some(error.to_string()),
                 sandbox: sandbox_readiness(&state),
+                secrets: secrets_readiness(&state),
             };
             (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
         }
+    }
+}
+
+fn secrets_readiness(state: &AppState) -> SecretsReadiness {
+    SecretsReadiness {
+        key_id: state
+            .keyring()
+            .map(|keyring| keyring.current_id().to_string()),
+        problem: state.secrets_problem(),
     }
 }
 

@@ -222,14 +222,26 @@ async fn github_body(
             "this GitHub push source has no signing secret; an admin must recreate it with one",
         )
     })?;
-    let secrets = state.store()?.script_secrets_for_running().await?;
-    let secret = secrets.get(secret_name).ok_or_else(|| {
+    let stored = state
+        .store()?
+        .script_secrets(&[secret_name.to_string()])
+        .await?;
+    let row = stored.get(secret_name).ok_or_else(|| {
         ApiError::new(
             ErrorCode::Unauthorized,
             format!(
                 "the signing secret '{secret_name}' of this push source is not stored; an \
                  admin must store it (`sleuth secret set {secret_name}`)"
             ),
+        )
+    })?;
+    let secret = crate::secret_keys::open(state.keyring(), secret_name, row).map_err(|error| {
+        // The reason names the key setting; the sender only needs to know to retry.
+        tracing::error!(push_source_id = source.id, "{error}");
+        ApiError::not_ready(
+            "this push source's signing secret cannot be opened by Sleuth now; its operator \
+             is told why in the log",
+            state.settings().server.retry_after_seconds,
         )
     })?;
     if !github_signature_is_valid(headers, body, &secret.0) {

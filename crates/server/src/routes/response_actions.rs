@@ -3,7 +3,6 @@
 //! scripts). All are admin-only, reads included (DESIGN.md section 1): scripts hold
 //! integration logic and their runs hold output.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -30,6 +29,7 @@ use crate::dto::response_action::{
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, QueryPairs, path_id, query_bool, query_integer};
 use crate::firing::{self, Firing, SandboxRefusal};
+use crate::script_secrets::{self, RunSecrets, RunSecretsError};
 use crate::state::AppState;
 use crate::trigger_catalog;
 
@@ -39,6 +39,8 @@ pub const MAX_CODE_BYTES: usize = 256 * 1024;
 pub const MAX_DISPLAY_NAME_CHARS: usize = 255;
 /// The largest secret value, in bytes.
 pub const MAX_SECRET_BYTES: usize = 64 * 1024;
+/// The most secrets one response action may name.
+pub const MAX_SECRET_NAMES: usize = 64;
 /// Runs listed per page by default, and at most.
 const DEFAULT_RUNS_LIMIT: i64 = 100;
 const MAX_RUNS_LIMIT: i64 = 1000;
@@ -139,6 +141,32 @@ fn validate_trigger_uuid(raw: &str) -> ApiResult<Uuid> {
     })
 }
 
+/// The secrets an action's runs get: valid names, each once, at most `MAX_SECRET_NAMES`.
+/// They need not be stored yet; a run of an action naming a secret that is not stored ends
+/// in error saying so.
+fn validate_secret_names(names: Vec<String>) -> ApiResult<Vec<String>> {
+    if names.len() > MAX_SECRET_NAMES {
+        return Err(ApiError::invalid_field(
+            "secret_names",
+            format!("at most {MAX_SECRET_NAMES} names are accepted"),
+        ));
+    }
+    if let Some(bad) = names.iter().find(|name| !secret_name_is_valid(name)) {
+        return Err(ApiError::invalid_field(
+            "secret_names",
+            format!(
+                "'{}' is not a secret name: 1 to 128 letters, digits and underscores, not \
+                 starting with a digit",
+                bad.chars().take(60).collect::<String>()
+            ),
+        ));
+    }
+    let mut names = names;
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
 /// List response actions (UI form). `is_archived=true` lists the archived ones instead.
 #[utoipa::path(get, path = "/app/api/v1/response-actions", tag = "response-actions",
     params(("is_archived" = Option<bool>, Query, description = "List archived actions instead (default false)")),
@@ -199,6 +227,7 @@ async fn create_response_action(
         code,
         is_enabled: request.is_enabled.unwrap_or(true),
         allow_network: request.allow_network.unwrap_or(false),
+        secret_names: validate_secret_names(request.secret_names.unwrap_or_default())?,
         author_id: caller.user_id(),
     };
     let created = store(&state)
@@ -225,21 +254,35 @@ fn test_variables(trigger_args: &Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
-async fn secrets_for_running(store: &Arc<dyn Store>) -> ApiResult<BTreeMap<String, String>> {
-    Ok(store
-        .script_secrets_for_running()
-        .await?
-        .into_iter()
-        .map(|(name, value)| (name, value.0))
-        .collect())
+/// The secrets a run of `script` gets: a 400 when it names one that is not stored, a 503
+/// when this process cannot open one (no key, or not the key that sealed it).
+async fn secrets_for(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    script: &ScriptRecord,
+) -> ApiResult<RunSecrets> {
+    script_secrets::for_run(store, state.keyring(), &script.secret_names)
+        .await
+        .map_err(|error| match error {
+            RunSecretsError::Missing(_) => {
+                ApiError::bad_request(format!("response action {}: {error}", script.id))
+            }
+            RunSecretsError::Unopenable(_) => ApiError::not_ready(
+                format!("scripts cannot have their secrets now: {error}"),
+                state.settings().server.retry_after_seconds,
+            ),
+            RunSecretsError::Store(error) => error.into(),
+        })
 }
 
 /// Test-run a script without saving anything.
 ///
 /// A script that raises answers 200 with status `failed` (the traceback in stderr); one
-/// that runs too long answers 200 with `timed_out`. The script gets `trigger_args`,
-/// `secrets`, and each trigger global (`investigation`, `alert`, `entity`, `user`,
-/// `api_key`) from the key of that name in `trigger_args`, else None.
+/// that runs too long answers 200 with `timed_out`. The script gets `trigger_args`, each
+/// trigger global (`investigation`, `alert`, `entity`, `user`, `api_key`) from the key of
+/// that name in `trigger_args`, else None, and `secrets`: empty, unless `script_id` names a
+/// response action, whose named secrets it then gets (and no others). Their values are
+/// masked (`***`) in stdout and stderr.
 #[utoipa::path(post, path = "/app/api/v1/response-actions/test", tag = "response-actions",
     request_body = TestRunRequest,
     responses(
@@ -264,20 +307,38 @@ async fn test_run(
     )?;
     let trigger_args = request.trigger_args.unwrap_or_default();
     let store = state.store()?;
+    let secrets = match request.script_id {
+        None => RunSecrets::default(),
+        Some(script_id) => {
+            let script = match store.get_script(script_id).await {
+                Ok(script) => script,
+                Err(sleuth_store::StoreError::NotFound { .. }) => {
+                    return Err(ApiError::invalid_field(
+                        "script_id",
+                        format!("there is no response action {script_id}"),
+                    ));
+                }
+                Err(other) => return Err(other.into()),
+            };
+            secrets_for(&state, store, &script).await?
+        }
+    };
     let job = ScriptJob {
         code,
         variables: test_variables(&trigger_args),
         trigger_args: Value::Object(trigger_args),
-        secrets: secrets_for_running(store).await?,
+        secrets: secrets.values(),
         allow_network: false,
     };
     let outcome = firing::run_in_sandbox(&state, job)
         .await
         .map_err(|refusal| refused(&state, &refusal))?;
     if outcome.status == ScriptRunStatus::Error {
-        let reason = outcome
-            .syserr
-            .unwrap_or_else(|| "the runner gave no reason".into());
+        let reason = secrets.mask(
+            outcome
+                .syserr
+                .unwrap_or_else(|| "the runner gave no reason".into()),
+        );
         tracing::warn!(%reason, "a test-run could not be run");
         return Err(ApiError::new(
             ErrorCode::ScriptExecutionFailed,
@@ -286,8 +347,9 @@ async fn test_run(
     }
     // Why the runner stopped the script (time limit, output cap) is worth showing; the
     // answer has no field of its own for it, so it closes stderr.
-    let mut stderr = outcome.stderr;
+    let mut stderr = secrets.mask(outcome.stderr);
     if let Some(syserr) = outcome.syserr {
+        let syserr = secrets.mask(syserr);
         if !stderr.is_empty() && !stderr.ends_with('\n') {
             stderr.push('\n');
         }
@@ -297,7 +359,7 @@ async fn test_run(
     Ok(Json(TestRunResponse {
         status: outcome.status.as_str().to_string(),
         stderr,
-        stdout: outcome.stdout,
+        stdout: secrets.mask(outcome.stdout),
     }))
 }
 
@@ -417,6 +479,10 @@ async fn update_response_action(
             .map(validate_trigger_uuid)
             .transpose()?,
         allow_network: request.allow_network,
+        secret_names: request
+            .secret_names
+            .map(validate_secret_names)
+            .transpose()?,
         code: request
             .code
             .map(|code| validate_code("code", code))
@@ -425,7 +491,8 @@ async fn update_response_action(
     };
     if changes.is_empty() {
         return Err(ApiError::bad_request(
-            "nothing to change: send any of display_name, is_enabled, trigger_def_uuid, code",
+            "nothing to change: send any of display_name, is_enabled, trigger_def_uuid, code, \
+             allow_network, secret_names",
         ));
     }
     store(&state)
@@ -608,6 +675,7 @@ async fn run_response_action(
     )
     .await?;
     // Refuse now rather than record a run that can only end in error.
+    secrets_for(&state, store, &script).await?;
     match state.sandbox_if_set() {
         None => return Err(refused(&state, &SandboxRefusal::Absent)),
         Some(sandbox) => sandbox
@@ -669,7 +737,8 @@ fn validate_secret_name(name: &str) -> ApiResult<&str> {
     Ok(name)
 }
 
-/// List the secrets scripts get (names and times; never values).
+/// List the secrets scripts get: names, times, the key that sealed each, and the response
+/// actions that name it; never values.
 #[utoipa::path(get, path = "/app/api/v1/response-actions/secrets", tag = "response-actions",
     responses(
         (status = 200, body = Vec<SecretDto>),
@@ -682,12 +751,20 @@ async fn list_secrets(
     State(state): State<AppState>,
     _admin: Admin,
 ) -> ApiResult<Json<Vec<SecretDto>>> {
-    let secrets = state.store()?.list_script_secrets().await?;
-    Ok(Json(secrets.iter().map(SecretDto::from).collect()))
+    let store = store(&state).await?;
+    let secrets = store.list_script_secrets().await?;
+    let scripts = store.list_scripts(false).await?;
+    Ok(Json(
+        secrets
+            .iter()
+            .map(|secret| SecretDto::new(secret, &scripts))
+            .collect(),
+    ))
 }
 
-/// Create or replace a secret; scripts read it as `secrets["NAME"]`. The value is never
-/// returned and never logged.
+/// Create or replace a secret; the runs of actions that name it read it as
+/// `secrets["NAME"]`. It is stored encrypted with the key of `secrets.key_file`; without
+/// a key it is refused (503). The value is never returned and never logged.
 #[utoipa::path(put, path = "/app/api/v1/response-actions/secrets/{name}", tag = "response-actions",
     params(("name" = String, Path, description = "Letters, digits and underscores")),
     request_body = SetSecretRequest,
@@ -696,7 +773,7 @@ async fn list_secrets(
         (status = 400, description = "Bad request - invalid name or value", body = ErrorBody),
         (status = 401, description = "Unauthorized", body = ErrorBody),
         (status = 403, description = "Access denied (admin only)", body = ErrorBody),
-        (status = 503, description = "System not ready for requests", body = ErrorBody),
+        (status = 503, description = "System not ready for requests (also: no key to encrypt secrets is configured)", body = ErrorBody),
     ),
     security(("api_key" = [])))]
 async fn set_secret(
@@ -712,9 +789,18 @@ async fn set_secret(
     if let Some(problem) = secret_value_problem(&value) {
         return Err(ApiError::invalid_field("value", problem));
     }
-    state
-        .store()?
-        .set_script_secret(name, &SecretValue(value), chrono::Utc::now())
+    let store = state.store()?;
+    let keyring = state.keyring().ok_or_else(|| {
+        ApiError::not_ready(
+            "secrets cannot be stored: this Sleuth has no key to encrypt them; make one with \
+             `sleuth secret generate-key`, set secrets.key_file (or SLEUTH_SECRETS__KEY) and \
+             restart (docs/secrets.md)",
+            state.settings().server.retry_after_seconds,
+        )
+    })?;
+    let sealed = keyring.seal(name, &SecretValue(value));
+    store
+        .set_script_secret(name, &sealed, chrono::Utc::now())
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

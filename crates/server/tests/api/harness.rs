@@ -57,6 +57,11 @@ impl TestApp {
             .try_init();
         let mut settings = Settings::default();
         settings.workers.enabled = false;
+        // A key for script secrets, as an operator would set; a test removes it to see
+        // Sleuth without one.
+        settings.secrets.key = Some(sleuth_server::settings::Redacted::new(
+            sleuth_server::secret_keys::SecretKey::generate(),
+        ));
         configure(&mut settings);
         let (store, database): (Arc<dyn Store>, Box<dyn std::any::Any + Send>) = match backend {
             Backend::Sqlite => {
@@ -75,7 +80,12 @@ impl TestApp {
                 (Arc::new(store), Box::new(database))
             }
         };
+        let keyring = sleuth_server::secret_keys::Keyring::from_settings(&settings.secrets)
+            .expect("the test's secrets key");
         let state = AppState::new(settings, sleuth_engine::Context::empty());
+        if let Some(keyring) = keyring {
+            state.set_keyring(keyring);
+        }
         state.set_store(store.clone());
         let admin_key = add_user(&store, "admin@example.com", Role::Admin).await;
         let member_key = add_user(&store, "member@example.com", Role::Member).await;

@@ -48,6 +48,8 @@ with_sandbox_on_both_backends!(
     a_finished_investigation_fires_its_scripts_once,
     manual_runs_take_only_runnable_triggers,
     secrets_are_write_only_and_reach_scripts,
+    secrets_are_sealed_at_rest_and_reach_only_the_actions_that_name_them,
+    without_the_key_secrets_are_not_ready_and_nothing_crashes,
     runs_interrupted_by_a_restart_end_in_error,
     readiness_shows_the_sandbox,
     a_script_allowed_the_network_reaches_none_of_the_hosts_services,
@@ -1150,20 +1152,14 @@ async fn secrets_are_write_only_and_reach_scripts(app: TestApp) {
     assert!(!listed.text.contains(secret_value) && !listed.text.contains("hook"));
     keys(
         &listed.json[0],
-        &["name", "created_at", "updated_at"],
+        &[
+            "name",
+            "key_id",
+            "response_action_ids",
+            "created_at",
+            "updated_at",
+        ],
         "secret",
-    );
-
-    let answer = test_run(
-        &app,
-        "print(secrets['EDR_TOKEN'] == 's3cr3t-value-never-shown', sorted(secrets))",
-        json!({}),
-    )
-    .await;
-    assert_eq!(
-        answer.json["stdout"], "True ['EDR_TOKEN', 'SLACK']\n",
-        "{}",
-        answer.text
     );
 
     // Replacing keeps one secret; deleting removes it; a second delete finds nothing.
@@ -1219,6 +1215,264 @@ async fn secrets_are_write_only_and_reach_scripts(app: TestApp) {
         names.as_array().unwrap().len(),
         1,
         "nothing refused was stored"
+    );
+}
+
+/// Sets a secret through the API.
+async fn set_secret(app: &TestApp, name: &str, value: &str) {
+    let answer = put(
+        app,
+        &path(&format!("/secrets/{name}")),
+        &app.admin_key,
+        &json!({"value": value}),
+    )
+    .await;
+    assert_eq!(answer.status, 204, "{}", answer.text);
+}
+
+/// Creates a script naming `secret_names` and returns its id.
+async fn create_script_with_secrets(
+    app: &TestApp,
+    trigger: &str,
+    code: &str,
+    secret_names: &[&str],
+) -> i64 {
+    let body = json!({"display_name": "With secrets", "trigger_def_uuid": uuid_of(trigger),
+        "code": code, "secret_names": secret_names});
+    let answer = app.post(ACTIONS, &app.admin_key, &body).await;
+    assert_eq!(answer.status, 201, "{}", answer.text);
+    answer.json["id"].as_i64().expect("an id")
+}
+
+async fn secrets_are_sealed_at_rest_and_reach_only_the_actions_that_name_them(app: TestApp) {
+    let edr_value = "edr-token-3f9a1c";
+    let slack_value = "https://hooks.example.com/T0/B0/xyz";
+    set_secret(&app, "EDR_TOKEN", edr_value).await;
+    set_secret(&app, "SLACK", slack_value).await;
+
+    // At rest: sealed with the configured key, the value nowhere in the row.
+    let key_id = app.state.keyring().expect("a key").current_id().to_string();
+    let stored = app
+        .store
+        .script_secrets(&["EDR_TOKEN".into(), "SLACK".into()])
+        .await
+        .unwrap();
+    for (name, row) in &stored {
+        let sleuth_store::StoredSecret::Sealed(sealed) = row else {
+            panic!("{name} is stored in plaintext");
+        };
+        assert_eq!(sealed.key_id, key_id);
+        assert!(!sealed.ciphertext.contains("edr-token") && !sealed.ciphertext.contains("hooks"));
+    }
+
+    // A test-run of bare code gets no secret at all.
+    let bare = test_run(&app, "print(sorted(secrets))", json!({})).await;
+    assert_eq!(bare.json["stdout"], "[]\n", "{}", bare.text);
+
+    // An action gets exactly the secrets it names, in runs and in its test-runs, and what
+    // it prints of them is masked.
+    let code = "print(sorted(secrets)); print(secrets['EDR_TOKEN']); \
+                print(secrets['EDR_TOKEN'] == 'edr-token-3f9a1c')";
+    let script_id = create_script_with_secrets(
+        &app,
+        trigger_catalog::MANUAL_ENTITY_HOST,
+        code,
+        &["EDR_TOKEN"],
+    )
+    .await;
+    let answer = app
+        .post(
+            &path("/test"),
+            &app.admin_key,
+            &json!({"script_code": "print(sorted(secrets)); print(secrets['EDR_TOKEN'])",
+                "script_id": script_id}),
+        )
+        .await;
+    assert_eq!(
+        answer.json["stdout"], "['EDR_TOKEN']\n***\n",
+        "{}",
+        answer.text
+    );
+    let unknown = app
+        .post(
+            &path("/test"),
+            &app.admin_key,
+            &json!({"script_code": "print(1)", "script_id": script_id + 1000}),
+        )
+        .await;
+    assert_error(&unknown, 400, "bad_request");
+
+    let started = app
+        .post(
+            &path(&format!("/{script_id}/run")),
+            &app.admin_key,
+            &json!({"trigger_args": {"entity_value": "WKS-1"}}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let runs = ended_runs(&app, script_id, 1).await;
+    assert_eq!(runs[0]["status"], "success", "{}", runs[0]);
+    assert_eq!(
+        runs[0]["stdout"], "['EDR_TOKEN']\n***\nTrue\n",
+        "{}",
+        runs[0]
+    );
+
+    let listed = app.get(&path("/secrets"), &app.admin_key).await;
+    for secret in listed.json.as_array().unwrap() {
+        assert_eq!(secret["key_id"], key_id.as_str());
+        let expected = if secret["name"] == "EDR_TOKEN" {
+            json!([script_id])
+        } else {
+            json!([])
+        };
+        assert_eq!(secret["response_action_ids"], expected, "{secret}");
+    }
+
+    // Narrowed to SLACK, the action no longer gets EDR_TOKEN.
+    let answer = app
+        .patch(
+            &path(&format!("/{script_id}")),
+            &app.admin_key,
+            &json!({"secret_names": ["SLACK"], "code": "print(sorted(secrets))"}),
+        )
+        .await;
+    assert_eq!(answer.status, 204, "{}", answer.text);
+    app.post(
+        &path(&format!("/{script_id}/run")),
+        &app.admin_key,
+        &json!({"trigger_args": {"entity_value": "WKS-1"}}),
+    )
+    .await;
+    let runs = ended_runs(&app, script_id, 2).await;
+    assert_eq!(runs[0]["stdout"], "['SLACK']\n", "{}", runs[0]);
+
+    // Naming a secret that is not stored: a manual run is refused, a fired run ends in
+    // error naming it, and bad names are refused.
+    let missing = create_script_with_secrets(
+        &app,
+        trigger_catalog::MANUAL_ENTITY_HOST,
+        "print(1)",
+        &["NOT_STORED"],
+    )
+    .await;
+    let refused = app
+        .post(
+            &path(&format!("/{missing}/run")),
+            &app.admin_key,
+            &json!({"trigger_args": {"entity_value": "WKS-1"}}),
+        )
+        .await;
+    assert_error(&refused, 400, "bad_request");
+    assert!(refused.text.contains("NOT_STORED"), "{}", refused.text);
+    let fired = create_script_with_secrets(
+        &app,
+        trigger_catalog::INVESTIGATION_COMPLETED,
+        "print(1)",
+        &["NOT_STORED"],
+    )
+    .await;
+    app.create(&json!({"title": "Secrets fired", "host": "WKS-9"}))
+        .await;
+    app.drain().await;
+    let runs = ended_runs(&app, fired, 1).await;
+    assert_eq!(runs[0]["status"], "error", "{}", runs[0]);
+    assert!(
+        runs[0]["syserr"].as_str().unwrap().contains("NOT_STORED"),
+        "{}",
+        runs[0]
+    );
+    for names in [json!(["1BAD"]), json!(["A-B"]), json!("EDR"), json!([5])] {
+        let body = json!({"display_name": "Bad", "trigger_def_uuid":
+            uuid_of(trigger_catalog::MANUAL_ENTITY_HOST), "secret_names": names});
+        assert_error(
+            &app.post(ACTIONS, &app.admin_key, &body).await,
+            400,
+            "bad_request",
+        );
+    }
+}
+
+/// A process without the key that sealed the secrets: it says so on /readyz and answers
+/// 503 where a script would need them; everything else works.
+async fn without_the_key_secrets_are_not_ready_and_nothing_crashes(app: TestApp) {
+    set_secret(&app, "EDR_TOKEN", "edr-token-3f9a1c").await;
+    let script_id = create_script_with_secrets(
+        &app,
+        trigger_catalog::MANUAL_ENTITY_HOST,
+        "print(1)",
+        &["EDR_TOKEN"],
+    )
+    .await;
+
+    let mut settings = app.state.settings().clone();
+    settings.secrets = Default::default();
+    let keyless = sleuth_server::AppState::new(settings, sleuth_engine::Context::empty());
+    keyless.set_store(app.store.clone());
+    sleuth_server::script_secrets::prepare(&keyless, &app.store).await;
+    let (address, _shutdown) = crate::harness::serve(keyless).await;
+    let call = |method: &'static str, path: String, body: Option<Value>| {
+        let address = address.clone();
+        let key = app.admin_key.clone();
+        async move {
+            crate::harness::request(
+                &address,
+                method,
+                &path,
+                Some(&key),
+                body.as_ref().map(|_| "application/json"),
+                body.map(|body| body.to_string().into_bytes()),
+            )
+            .await
+        }
+    };
+
+    let ready = crate::harness::request(&address, "GET", "/readyz", None, None, None).await;
+    assert_eq!(ready.status, 200, "{}", ready.text);
+    assert!(ready.json["secrets"]["key_id"].is_null(), "{}", ready.text);
+    let problem = ready.json["secrets"]["problem"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        problem.contains("EDR_TOKEN") && problem.contains("secrets.key_file"),
+        "{problem}"
+    );
+
+    let refused = call("PUT", path("/secrets/OTHER"), Some(json!({"value": "v"}))).await;
+    assert_error(&refused, 503, "not_ready");
+    assert!(
+        refused.text.contains("secrets.key_file"),
+        "{}",
+        refused.text
+    );
+    let test = call(
+        "POST",
+        path("/test"),
+        Some(json!({"script_code": "print(1)", "script_id": script_id})),
+    )
+    .await;
+    assert_error(&test, 503, "not_ready");
+    let run = call(
+        "POST",
+        path(&format!("/{script_id}/run")),
+        Some(json!({"trigger_args": {"entity_value": "WKS-1"}})),
+    )
+    .await;
+    assert_error(&run, 503, "not_ready");
+    for answer in [&refused, &test, &run] {
+        assert!(!answer.text.contains("edr-token"), "{}", answer.text);
+    }
+    // The rest of Sleuth answers as ever.
+    assert_eq!(call("GET", path("/secrets"), None).await.status, 200);
+    assert_eq!(
+        call("GET", "/app/api/v1/investigation".into(), None)
+            .await
+            .status,
+        200
+    );
+    assert!(
+        runs(&app, script_id).await.is_empty(),
+        "refused runs record nothing"
     );
 }
 
