@@ -252,7 +252,8 @@ CREATE TABLE response_scripts (
   is_archived bigint NOT NULL DEFAULT 0,
   allow_network bigint NOT NULL DEFAULT 0,
   created_at bigint NOT NULL,
-  updated_at bigint NOT NULL
+  updated_at bigint NOT NULL,
+  secret_names text NOT NULL DEFAULT '[]'::text
 );
 
 CREATE TABLE schema_migrations (
@@ -283,7 +284,8 @@ CREATE TABLE script_secrets (
   name text NOT NULL,
   value text NOT NULL,
   created_at bigint NOT NULL,
-  updated_at bigint NOT NULL
+  updated_at bigint NOT NULL,
+  key_id text
 );
 
 CREATE TABLE strategy_generation (

@@ -303,7 +303,7 @@ CREATE TABLE response_scripts (
     allow_network INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
-);
+, secret_names TEXT NOT NULL DEFAULT '[]');
 
 CREATE TABLE schema_migrations (
     version BIGINT PRIMARY KEY,
@@ -336,7 +336,7 @@ CREATE TABLE script_secrets (
     value TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
-);
+, key_id TEXT);
 
 CREATE TABLE strategy_generation (
     id INTEGER PRIMARY KEY CHECK (id = 1),
