@@ -129,6 +129,9 @@ pub struct ProcessSignal {
     /// The image's full path.
     pub path: Option<String>,
     pub command_line: Option<String>,
+    /// What the command line hides, decoded the way an analyst would (a PowerShell
+    /// `-EncodedCommand`, a `base64 -d` pipe): judged like plain text.
+    pub decoded_command: Option<String>,
     pub parent_name: Option<String>,
     pub parent_command_line: Option<String>,
     /// The account the process ran as.
@@ -292,6 +295,9 @@ pub struct Signals {
     pub confidence: Option<u8>,
     /// Labels the source attached (threat names, rule tags, categories).
     pub tags: Vec<String>,
+    /// The vendor marks the alert as a generated sample (a test of the integration). This
+    /// says what the alert is, not that the activity is benign.
+    pub generated_sample: bool,
     pub process: Option<ProcessSignal>,
     pub sign_in: Option<SignInSignal>,
     pub email: Option<EmailSignal>,

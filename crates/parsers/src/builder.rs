@@ -273,6 +273,7 @@ impl AlertBuilder {
 
     /// Makes the alert whole.
     pub fn finish(mut self) -> ParsedAlert {
+        self.decode_commands();
         self.entities_from_signals();
         for technique in self.signals.mitre_techniques.clone() {
             if let Some(tactic) = sleuth_domain::mitre::tactic_of_technique(&technique) {
@@ -317,6 +318,23 @@ impl AlertBuilder {
             tenant_id: self.tenant_id,
             tenant_label: self.tenant_label,
             signals: self.signals,
+        }
+    }
+
+    /// What the command lines hide (an encoded PowerShell command, a base64 pipe), decoded
+    /// once here so that every source's alerts are judged on it.
+    fn decode_commands(&mut self) {
+        if let Some(process) = self.signals.process.as_mut()
+            && process.decoded_command.is_none()
+        {
+            let decoded: Vec<String> = [&process.command_line, &process.parent_command_line]
+                .into_iter()
+                .flatten()
+                .filter_map(|line| crate::decode::decode_command(line))
+                .collect();
+            if !decoded.is_empty() {
+                process.decoded_command = Some(truncate(&decoded.join("\n"), MAX_TEXT_CHARS));
+            }
         }
     }
 
@@ -375,9 +393,13 @@ impl AlertBuilder {
         }
         // Command lines are swept last, so the explicit fields come first in the list.
         if let Some(process) = &signals.process {
-            for command_line in [&process.command_line, &process.parent_command_line]
-                .into_iter()
-                .flatten()
+            for command_line in [
+                &process.command_line,
+                &process.parent_command_line,
+                &process.decoded_command,
+            ]
+            .into_iter()
+            .flatten()
             {
                 entities.sweep(command_line);
             }

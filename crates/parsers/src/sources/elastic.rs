@@ -197,6 +197,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         name: owned(str_at(doc, "process.name").or_else(|| executable.and_then(file_name))),
         path: owned(executable),
         command_line: owned(str_at(doc, "process.command_line")),
+        decoded_command: None,
         parent_name: owned(
             str_at(doc, "process.parent.name")
                 .or_else(|| str_at(doc, "process.parent.executable").and_then(file_name)),

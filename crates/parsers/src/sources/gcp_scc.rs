@@ -75,8 +75,10 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     alert
         .title(Some(category))
         .alert_type(Some(&format!("gcp_scc:{category}")))
-        .create_time(event_time)
+        // SCC's createTime is when the finding was created (the alert was raised); its
+        // eventTime moves to the latest occurrence when the finding fires again.
         .create_time(create_time)
+        .create_time(event_time)
         // A finding that fires again keeps its createTime: the activity began then.
         .start_time(match (event_time, create_time) {
             (Some(event), Some(created)) => Some(event.min(created)),
@@ -251,12 +253,38 @@ fn read_indicators(finding: &Value, alert: &mut AlertBuilder) {
         alert.entity(EntityKind::FilePath, str_at(file, "path"));
         alert.hash(str_at(file, "sha256"));
     }
-    for binding in array_at(finding, "iamBindings").iter().take(MAX_ITEMS) {
-        alert.tag(str_at(binding, "role"));
-        // Members are written "user:name@example.com", "serviceAccount:...".
-        let member = str_at(binding, "member")
-            .map(|member| member.split_once(':').map_or(member, |(_, name)| name));
-        alert.entity(EntityKind::User, member);
+    let members = array_at(finding, "iamBindings")
+        .iter()
+        .take(MAX_ITEMS)
+        .filter_map(|binding| {
+            alert.tag(str_at(binding, "role"));
+            str_at(binding, "member")
+        })
+        .chain(strings_at(
+            finding,
+            "sourceProperties.sensitiveRoleGrant.members",
+        ))
+        .collect::<Vec<_>>();
+    for member in members {
+        // Members are written "user:name@example.com", "serviceAccount:...": an account,
+        // and the address that names it (an outside address is the finding's point).
+        let name = member.split_once(':').map_or(member, |(_, name)| name);
+        alert.entity(EntityKind::User, Some(name));
+        alert.entity(EntityKind::Email, Some(name));
+    }
+    // Where data went (Exfiltration findings): the resources, and the projects that own
+    // them, so an outside project is named and checked against the organisation's.
+    for path in [
+        "exfiltration.sources",
+        "exfiltration.targets",
+        "sourceProperties.exfiltration.sources",
+        "sourceProperties.exfiltration.targets",
+    ] {
+        for end in array_at(finding, path).iter().take(MAX_ITEMS) {
+            let resource = str_at(end, "name");
+            alert.entity(EntityKind::CloudResource, resource);
+            alert.entity(EntityKind::CloudAccount, resource.and_then(project_of));
+        }
     }
     if let Some(connection) = array_at(finding, "connections").first() {
         let source_ip = str_at(connection, "sourceIp").and_then(normalize_ip);
@@ -301,6 +329,15 @@ fn read_indicators(finding: &Value, alert: &mut AlertBuilder) {
             ..NetworkSignal::default()
         });
     }
+}
+
+/// The project of a full resource name: "//bigquery.googleapis.com/projects/p-1/datasets/d"
+/// is in project "p-1".
+fn project_of(resource: &str) -> Option<&str> {
+    resource
+        .split_once("/projects/")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .filter(|project| !project.is_empty())
 }
 
 /// The first process of `processes` (Container and VM Threat Detection list the one

@@ -383,8 +383,9 @@ fn additional_info(finding: Cased<'_>) -> Option<Value> {
         .filter(Value::is_object)
 }
 
-/// Archived findings and sample findings are set aside as benign by the account itself;
-/// the analysts' feedback, when given, says more.
+/// Archived findings are set aside as benign by the account itself; the analysts'
+/// feedback, when given, says more. A sample finding is GuardDuty's generated example: that
+/// says what the finding is, not that the activity it describes is benign.
 fn read_verdict(finding: Cased<'_>, alert: &mut AlertBuilder) {
     let archived = finding.bool("service.archived") == Some(true);
     let sample = finding.bool("service.additionalInfo.sample") == Some(true)
@@ -394,13 +395,14 @@ fn read_verdict(finding: Cased<'_>, alert: &mut AlertBuilder) {
     }
     if sample {
         alert.tag(Some("sample finding"));
+        alert.signals.generated_sample = true;
     }
     alert.signals.source_verdict = match finding.str("service.userFeedback") {
         Some(feedback) if feedback.eq_ignore_ascii_case("USEFUL") => Some(SourceVerdict::Malicious),
         Some(feedback) if feedback.eq_ignore_ascii_case("NOT_USEFUL") => {
             Some(SourceVerdict::Benign)
         }
-        _ if archived || sample => Some(SourceVerdict::Benign),
+        _ if archived => Some(SourceVerdict::Benign),
         _ => None,
     };
 }
@@ -767,20 +769,17 @@ mod tests {
     }
 
     #[test]
-    fn archived_and_sample_findings_read_as_benign_unless_marked_useful() {
+    fn archived_findings_read_as_benign_unless_marked_useful_and_samples_as_samples() {
         let cases = [
             (json!({"archived": true}), Some(SourceVerdict::Benign)),
             (
                 json!({"archived": true, "userFeedback": "USEFUL"}),
                 Some(SourceVerdict::Malicious),
             ),
-            (
-                json!({"additionalInfo": {"sample": true}}),
-                Some(SourceVerdict::Benign),
-            ),
+            (json!({"additionalInfo": {"sample": true}}), None),
             (
                 json!({"additionalInfo": {"value": "{\"sample\":true}", "type": "default"}}),
-                Some(SourceVerdict::Benign),
+                None,
             ),
             (json!({"archived": false}), None),
         ];
@@ -788,8 +787,14 @@ mod tests {
             let raw = json!({"schemaVersion": "2.0", "accountId": "111122223333",
                 "arn": "arn:aws:guardduty:eu-west-2:111122223333:detector/d/finding/f",
                 "id": "f", "type": "Policy:IAMUser/RootCredentialUsage", "severity": 2,
-                "service": service});
-            assert_eq!(read(&raw).signals.source_verdict, expected, "{raw}");
+                "service": service.clone()});
+            let parsed = read(&raw);
+            assert_eq!(parsed.signals.source_verdict, expected, "{raw}");
+            assert_eq!(
+                parsed.signals.generated_sample,
+                service.to_string().contains("sample"),
+                "{raw}"
+            );
         }
     }
 

@@ -205,6 +205,7 @@ fn read_related(input: &Value, alert: &mut AlertBuilder) {
             name: str_at(process, "name").map(str::to_string),
             path: path.map(str::to_string),
             command_line: (!command_line.is_empty()).then_some(command_line),
+            decoded_command: None,
             parent_name: parent
                 .and_then(|parent| str_at(parent, "name"))
                 .map(str::to_string),

@@ -215,13 +215,15 @@ fn read_verdict(finding: Cased<'_>, alert: &mut AlertBuilder) {
     let sample = finding.bool("Sample") == Some(true);
     if sample {
         alert.tag(Some("sample finding"));
+        // A generated example says what the finding is, not that the activity is benign.
+        alert.signals.generated_sample = true;
     }
     let guardduty_archived =
         finding.bool("ProductFields.aws/guardduty/service/archived") == Some(true);
     alert.signals.source_verdict = match finding.str("VerificationState") {
         Some("TRUE_POSITIVE") => Some(SourceVerdict::Malicious),
         Some("FALSE_POSITIVE" | "BENIGN_POSITIVE") => Some(SourceVerdict::Benign),
-        _ if sample || guardduty_archived => Some(SourceVerdict::Benign),
+        _ if guardduty_archived => Some(SourceVerdict::Benign),
         _ if workflow.is_some_and(|status| status.eq_ignore_ascii_case("SUPPRESSED")) => {
             Some(SourceVerdict::Benign)
         }
@@ -464,7 +466,7 @@ mod tests {
             ),
             (json!({"Workflow": {"Status": "RESOLVED"}}), None),
             (json!({"Workflow": {"Status": "NEW"}}), None),
-            (json!({"Sample": true}), Some(SourceVerdict::Benign)),
+            (json!({"Sample": true}), None),
         ];
         for (extra, expected) in cases {
             let mut raw = json!({"SchemaVersion": "2018-10-08", "Id": "f-1",

@@ -177,6 +177,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         ),
         path: owned(path),
         command_line: owned(threat(raw, "maliciousProcessArguments")),
+        decoded_command: None,
         parent_name: owned(threat(raw, "originatorProcess")),
         parent_command_line: None,
         user: owned(threat(raw, "processUser").or_else(|| str_at(raw, "username"))),

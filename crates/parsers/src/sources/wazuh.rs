@@ -135,6 +135,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         command_line: owned(eventdata("commandLine"))
             .or_else(|| audit_command_line(doc))
             .or_else(|| owned(str_at(doc, "data.audit.command"))),
+        decoded_command: None,
         parent_name: owned(eventdata("parentImage").and_then(file_name)),
         parent_command_line: owned(eventdata("parentCommandLine")),
         user: owned(eventdata("user").or_else(|| eventdata("sourceUser"))),

@@ -263,6 +263,7 @@ fn process_of(record: &Value, user: Option<String>) -> ProcessSignal {
         path: file_path(text(record, &["filePath"]).as_deref(), name.as_deref()),
         name,
         command_line: text(record, &["processCommandLine"]),
+        decoded_command: None,
         parent_name: text(record, &["parentProcessFileName"]),
         parent_command_line: None,
         user,

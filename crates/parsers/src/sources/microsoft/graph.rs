@@ -390,6 +390,7 @@ fn process_of(record: &Value) -> ProcessSignal {
         path: file_path(text(image, &["filePath"]).as_deref(), name.as_deref()),
         name,
         command_line: text(record, &["processCommandLine"]),
+        decoded_command: None,
         parent_name: text(parent, &["fileName"]),
         parent_command_line: None,
         user: user_account(field(record, "userAccount")),

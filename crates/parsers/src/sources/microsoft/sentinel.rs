@@ -523,6 +523,7 @@ fn process_of(entity: &Value, index: &HashMap<String, &Value>) -> ProcessSignal 
         ),
         name,
         command_line: text(entity, &["CommandLine", "commandLine"]),
+        decoded_command: None,
         parent_name: parent_image.and_then(|image| text(image, &["Name"])),
         parent_command_line: parent.and_then(|parent| text(parent, &["CommandLine"])),
         user: account.and_then(entity_account),
