@@ -65,6 +65,10 @@ fn the_held_out_corpus_is_evaluated_whole_and_its_figures_printed() {
         let of = figures[figure]["of"].as_u64().unwrap();
         assert!(right <= of && of > 0, "{figure}: {right}/{of}");
     }
+    // Every conclusion names the claim it addressed.
+    for case in cases {
+        assert!(case["claim"].is_string(), "no claim in {}", case["name"]);
+    }
     // The text report, for the log: the held-out figures are reported, never asserted whole.
     let text = eval(&[holdout.as_os_str()]);
     println!("{}", String::from_utf8_lossy(&text.stdout));

@@ -228,6 +228,7 @@ fn searchable_text(alert: &ParsedAlert) -> String {
                 &process.name,
                 &process.path,
                 &process.command_line,
+                &process.decoded_command,
                 &process.parent_name,
                 &process.parent_command_line,
             ]

@@ -33,6 +33,14 @@ pub enum Weight {
 }
 
 impl Weight {
+    /// Evidence for a benign story: what can make an alert a false alert.
+    pub fn is_benign(self) -> bool {
+        matches!(
+            self,
+            Weight::Dismisses | Weight::Explains | Weight::Reassures
+        )
+    }
+
     pub fn finding_outcome(self) -> FindingOutcome {
         match self {
             Weight::Proof | Weight::Malicious => FindingOutcome::BreachedConfirmed,
@@ -67,6 +75,21 @@ impl Weight {
     }
 }
 
+/// What a benign judgement can answer (claim.rs): the alert's claim itself, or only a side
+/// attribute of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Covers {
+    /// Whatever the alert claims: a planned test, the phishing simulation, the source's own
+    /// benign closing, an authorised scanner for a scan.
+    Claim,
+    /// Where the actor connected from (the VPN, an office): answers only claims about that.
+    Location,
+    /// Only these behaviours (a known-good file answers claims about that file).
+    Behaviours(&'static [crate::claim::Behaviour]),
+    /// An allowance: answers any claim that is not high-harm, and the high-harm ones it names.
+    Allowance(Vec<crate::claim::Behaviour>),
+}
+
 /// One line of reasoning.
 #[derive(Debug, Clone)]
 pub struct Judgement {
@@ -91,6 +114,12 @@ pub struct Judgement {
     /// Set when the malicious activity is an attempt that did not succeed (guessing that
     /// never got in): confirmed, but not an active compromise.
     pub attempt: bool,
+    /// For benign judgements: what they can answer.
+    pub covers: Covers,
+    /// Set when the judgement only restates what the detection claims (the source says
+    /// "malware", "a scan", "an unusual sign-in"): benign evidence that explains the claim
+    /// answers it, where independent doubt would remain.
+    pub restates_claim: bool,
 }
 
 impl Judgement {
@@ -111,7 +140,21 @@ impl Judgement {
             questions: Vec::new(),
             urgent: None,
             attempt: false,
+            covers: Covers::Claim,
+            restates_claim: false,
         }
+    }
+
+    /// What this (benign) judgement can answer.
+    pub fn covers(mut self, covers: Covers) -> Judgement {
+        self.covers = covers;
+        self
+    }
+
+    /// Marks a judgement that only restates the alert's own claim.
+    pub fn restates_claim(mut self) -> Judgement {
+        self.restates_claim = true;
+        self
     }
 
     pub fn artifact(mut self, value: impl Into<String>) -> Judgement {

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod case;
+pub mod claim;
 pub mod context;
 mod judgement;
 mod narrative;
@@ -44,11 +45,13 @@ pub struct EngineInput<'a> {
 /// Investigates one alert.
 pub fn investigate(input: &EngineInput<'_>, context: &Context) -> InvestigationResult {
     let case = Case::new(input.alert, input.history, context);
-    let judgements = playbooks::run_all(&case);
+    let claim = claim::of(&case);
+    let mut judgements = playbooks::run_all(&case);
+    claim::weigh(&case, &claim, &mut judgements);
     let verdict = verdict::decide(&case, &judgements);
     let order = ranked(&judgements);
-    let mitre_tactic = mitre_tactic(&case, &judgements, &verdict);
-    let mut narrative = narrative::write(&case, &judgements, &verdict, &order);
+    let mitre_tactic = mitre_tactic(&case, &claim, &judgements, &verdict);
+    let mut narrative = narrative::write(&case, &claim, &judgements, &verdict, &order);
 
     let alert = input.alert;
     let applied = strategies::apply(
@@ -153,16 +156,23 @@ fn ranked(judgements: &[Judgement]) -> Vec<usize> {
 }
 
 /// The ATT&CK tactic to headline: the source's own when it names one, else the tactic
-/// of the most decisive judgement that implies one.
+/// of the most decisive judgement that implies one, else that of the claimed behaviour.
+/// An alert that names nothing to investigate names no tactic of its own.
 fn mitre_tactic(
     case: &Case<'_>,
+    claim: &claim::Claim,
     judgements: &[Judgement],
     verdict: &Verdict,
 ) -> Option<&'static str> {
-    case.signals
+    let source = case
+        .signals
         .mitre_tactics
         .iter()
-        .find_map(|tactic| mitre::canonical_tactic(tactic))
+        .find_map(|tactic| mitre::canonical_tactic(tactic));
+    if verdict.outcome == Outcome::Incomplete {
+        return source;
+    }
+    source
         .or_else(|| {
             verdict
                 .decisive
@@ -180,7 +190,10 @@ fn mitre_tactic(
                 .filter(|judgement| judgement.tactic.is_some())
                 .collect();
             by_rank.sort_by_key(|judgement| std::cmp::Reverse(judgement.weight.rank()));
-            by_rank.first().and_then(|judgement| judgement.tactic)
+            by_rank
+                .first()
+                .and_then(|judgement| judgement.tactic)
+                .or_else(|| claim.behaviour.tactic())
         })
 }
 

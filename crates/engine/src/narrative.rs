@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use sleuth_domain::{AlertCategory, EntityKind, Outcome, Priority};
 
 use crate::case::Case;
+use crate::claim::Claim;
 use crate::judgement::{Judgement, Weight};
 use crate::verdict::Verdict;
 
@@ -26,6 +27,7 @@ pub struct Narrative {
 
 pub fn write(
     case: &Case<'_>,
+    claim: &Claim,
     judgements: &[Judgement],
     verdict: &Verdict,
     order: &[usize],
@@ -40,7 +42,7 @@ pub fn write(
         conclusion_summary: conclusion_summary(case, &decisive, verdict),
         alert_summary: alert_summary(case),
         exec_summary: exec_summary(case, &decisive, verdict),
-        key_findings: key_findings(case, &decisive, verdict),
+        key_findings: key_findings(case, claim, &decisive, verdict),
         findings_ranking: findings_ranking(judgements, order),
         insight_tags: insight_tags(judgements, verdict),
         interview_proposals: interview_proposals(case, judgements, verdict),
@@ -190,7 +192,12 @@ fn exec_summary(case: &Case<'_>, decisive: &[&Judgement], verdict: &Verdict) -> 
     format!("{what}. {impact} {action}: {}.", verdict.priority_reason)
 }
 
-fn key_findings(case: &Case<'_>, decisive: &[&Judgement], verdict: &Verdict) -> Map<String, Value> {
+fn key_findings(
+    case: &Case<'_>,
+    claim: &Claim,
+    decisive: &[&Judgement],
+    verdict: &Verdict,
+) -> Map<String, Value> {
     let mut entities: Map<String, Value> = Map::new();
     for kind in [
         EntityKind::User,
@@ -206,6 +213,11 @@ fn key_findings(case: &Case<'_>, decisive: &[&Judgement], verdict: &Verdict) -> 
     }
     let mut map = Map::new();
     map.insert("verdict".into(), json!(verdict.outcome));
+    // Every verdict names the claim it addressed and the evidence that decided it.
+    map.insert(
+        "claim".into(),
+        json!({"behaviour": claim.behaviour.name(), "statement": claim.statement}),
+    );
     map.insert("priority".into(), json!(verdict.priority));
     map.insert("why_this_priority".into(), json!(verdict.priority_reason));
     map.insert(
@@ -215,6 +227,19 @@ fn key_findings(case: &Case<'_>, decisive: &[&Judgement], verdict: &Verdict) -> 
                 .iter()
                 .take(5)
                 .map(|judgement| &judgement.headline)
+                .collect::<Vec<_>>()
+        ),
+    );
+    map.insert(
+        "decided_by".into(),
+        json!(
+            decisive
+                .iter()
+                .take(5)
+                .map(|judgement| json!({
+                    "headline": judgement.headline,
+                    "evidence": judgement.evidences.iter().map(|evidence| &evidence.evidence_type).collect::<Vec<_>>(),
+                }))
                 .collect::<Vec<_>>()
         ),
     );

@@ -215,7 +215,7 @@ impl Scored {
             claim: result
                 .key_findings
                 .get("claim")
-                .and_then(|claim| claim.get("behaviour").or(Some(claim)))
+                .and_then(|claim| claim.get("statement"))
                 .and_then(Value::as_str)
                 .map(str::to_string),
             decided_by: decided_by(result),

@@ -8,7 +8,11 @@
 //!    the two stories conflict and a human decides (SUSPICIOUS). Blocked or not: a
 //!    blocked attack is still an attack.
 //! 4. **Explains** or **Reassures** with nothing **Suspicious** left → FALSE_ALERT: there
-//!    is positive evidence of benignity and no doubt remains.
+//!    is positive evidence of benignity and no doubt remains. A doubt that only restates
+//!    the alert's own claim ("the source says malware") is answered by an **Explains** of
+//!    that claim (the operator knows the file); independent doubts are not.
+//!    Benign evidence counts here only when it answers the claim itself (claim.rs): a side
+//!    fact (the VPN, an internal address) was set aside before the verdict.
 //! 5. **Missing** essentials → INCOMPLETE.
 //! 6. Otherwise → SUSPICIOUS. "Nothing bad found" is never a false alert: a missed breach
 //!    is the worst error.
@@ -47,7 +51,11 @@ pub fn decide(case: &Case<'_>, judgements: &[Judgement]) -> Verdict {
     let malicious = with(Weight::Malicious);
     let explains = with(Weight::Explains);
     let reassures = with(Weight::Reassures);
-    let suspicious = with(Weight::Suspicious);
+    // A doubt that only restates the claim is answered when something explains the claim.
+    let suspicious: Vec<usize> = with(Weight::Suspicious)
+        .into_iter()
+        .filter(|index| explains.is_empty() || !judgements[*index].restates_claim)
+        .collect();
     let missing = with(Weight::Missing);
 
     let (outcome, decisive) = if !proof.is_empty() {

@@ -114,6 +114,9 @@ pub struct AdminTool {
     pub users: Vec<String>,
     /// From where; empty means anywhere.
     pub hosts: Vec<String>,
+    /// High-harm behaviours this tool is sanctioned for (credential_dumping, persistence,
+    /// ...; docs/context.md). Without them its use explains only ordinary administration.
+    pub behaviours: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -126,7 +129,11 @@ pub struct ServiceAccount {
     pub ips: Vec<String>,
     /// Whether it may sign in interactively or from a browser (default: no).
     pub interactive: bool,
+    /// What it runs; an empty list names no process (it does not mean "any").
     pub processes: Vec<String>,
+    /// High-harm behaviours its job includes (backup_deletion for a backup job that prunes
+    /// snapshots, ...); without them its listed job explains only ordinary work.
+    pub behaviours: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

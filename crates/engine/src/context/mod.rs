@@ -364,6 +364,18 @@ impl Context {
                 ));
             }
         }
+        for tool in &document.known_good.admin_tools {
+            problems.extend(unknown_behaviours(
+                &tool.behaviours,
+                &format!("known_good.admin_tools '{}'", tool.name),
+            ));
+        }
+        for account in &document.service_accounts {
+            problems.extend(unknown_behaviours(
+                &account.behaviours,
+                &format!("service_accounts '{}'", account.user),
+            ));
+        }
         for feed in &document.intel_feeds {
             if !matches!(feed.format.as_str(), "csv" | "stix" | "misp") {
                 problems.push(format!(
@@ -625,6 +637,14 @@ impl Context {
             .any(|usual| usual.eq_ignore_ascii_case(country.trim()))
     }
 
+    /// The behaviours an allowance names (validated when the context was built).
+    pub fn behaviours(names: &[String]) -> Vec<crate::claim::Behaviour> {
+        names
+            .iter()
+            .filter_map(|name| crate::claim::Behaviour::parse(name))
+            .collect()
+    }
+
     /// Whether an IP address falls in any of `ranges` (single IPs or CIDRs as written).
     pub fn ip_in(ip: &str, ranges: &[String]) -> bool {
         let Ok(address) = ip.parse::<IpAddr>() else {
@@ -651,6 +671,24 @@ impl Context {
             listed == lowered || user_base_name(&listed) == base
         })
     }
+}
+
+/// A problem for each name that is not one of the behaviours an allowance may name.
+fn unknown_behaviours(names: &[String], what: &str) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| crate::claim::Behaviour::parse(name).is_none())
+        .map(|name| {
+            format!(
+                "{what}: behaviours: '{name}' is not one of {}",
+                crate::claim::Behaviour::ALL
+                    .iter()
+                    .map(|behaviour| behaviour.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect()
 }
 
 /// Reads an intel entry of the document into an indicator, normalised exactly as feed

@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use crate::case::Case;
+use crate::claim::has_technique;
 use crate::judgement::{Judgement, Weight};
 
 /// Words of lsass alerts.
@@ -16,19 +17,8 @@ pub(crate) const LSASS_DUMPERS: &[&str] = &["sekurlsa", "mimikatz"];
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     credential_access(case, out);
+    reverse_shell(case, out);
     ransomware(case, out);
-}
-
-/// Whether the source tagged the alert with one of these ATT&CK techniques (or a
-/// sub-technique of them).
-fn has_technique(case: &Case<'_>, techniques: &[&str]) -> bool {
-    case.signals.mitre_techniques.iter().any(|found| {
-        techniques.iter().any(|wanted| {
-            found
-                .strip_prefix(wanted)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-        })
-    })
 }
 
 pub(crate) const LSASS_TOOLS: &[&str] = &[
@@ -208,6 +198,53 @@ fn ransomware(case: &Case<'_>, out: &mut Vec<Judgement>) {
         .remediation(format!("Isolate {host} now and check every host it can reach for the same activity"))
         .remediation("Confirm offline backups are intact before any restore"),
     );
+}
+
+/// A shell handed to a remote host: whoever holds the other end types on this machine.
+/// Malicious in itself: nobody administers a host by redirecting a shell to the internet.
+fn reverse_shell(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(word) = case.first_mention(crate::claim::REVERSE_SHELL_WORDS) else {
+        return;
+    };
+    let host = case.host_phrase();
+    let remote = case
+        .signals
+        .network
+        .as_ref()
+        .and_then(|network| network.destination_ip.clone())
+        .or_else(|| {
+            case.known_of(sleuth_domain::EntityKind::Ip)
+                .find(|(_, knowledge)| knowledge.place.is_some_and(|place| !place.is_own()))
+                .map(|(entity, _)| entity.value.clone())
+        });
+    let to = remote
+        .as_deref()
+        .map(|ip| format!(" to {ip}"))
+        .unwrap_or_default();
+    let mut judgement = Judgement::new(
+        Weight::Malicious,
+        format!("Reverse shell from {host}{to}"),
+        format!(
+            "A shell on {host} was handed to a remote host{to} ('{word}'): whoever holds the other \
+             end runs commands on {host}. Administrators do not work this way; intruders do."
+        ),
+    )
+    .artifact(host.clone())
+    .evidence(
+        "behaviour",
+        json!({"behaviour": "reverse_shell", "matched": word, "remote": remote, "command_line": command_line(case)}),
+    )
+    .tactic("Execution")
+    .tag("reverse_shell", word.to_string())
+    .remediation(format!(
+        "Isolate {host}, kill the shell and find how the command got there (the parent process and what it served)"
+    ));
+    if let Some(remote) = &remote {
+        judgement = judgement.artifact(remote.clone()).remediation(format!(
+            "Block {remote} at the perimeter and search for other hosts that reached it"
+        ));
+    }
+    out.push(judgement);
 }
 
 /// The command line of the alert's process, for evidence.

@@ -7,7 +7,7 @@ use sleuth_domain::{AlertCategory, CloudSignal, EntityKind, SecretSignal};
 
 use crate::case::Case;
 use crate::context::Context;
-use crate::judgement::{Judgement, Weight};
+use crate::judgement::{Covers, Judgement, Weight};
 
 /// Words of root alerts.
 pub(crate) const ROOT_WORDS: &[&str] = &["root credential", "rootcredentialusage", "root account"];
@@ -231,7 +231,8 @@ fn risky_operation(case: &Case<'_>, cloud: &CloudSignal, out: &mut Vec<Judgement
     .artifact(who.clone())
     .evidence("cloud_operation", json!({"operation": cloud.operation, "principal": cloud.principal, "account": cloud.account, "resource": cloud.resource}))
     .tag("cloud_iam_change", format!("{name} by {who}"))
-    .remediation(format!("Confirm with the owner of {who} that the change was planned; if not, revert it and disable the credential"));
+    .remediation(format!("Confirm with the owner of {who} that the change was planned; if not, revert it and disable the credential"))
+    .restates_claim();
     if let Some(tactic) = tactic {
         judgement = judgement.tactic(tactic);
     }
@@ -281,6 +282,7 @@ fn container_exec(case: &Case<'_>, cloud: &CloudSignal, out: &mut Vec<Judgement>
         .evidence("container_exec", json!({"principal": cloud.principal, "resource": cloud.resource, "operation": cloud.operation}))
         .tactic("Execution")
         .tag("container_exec", target)
+        .restates_claim()
         .question(who, "Did you exec into that container, and for what?"),
     );
 }
@@ -368,7 +370,8 @@ fn principal(case: &Case<'_>, cloud: &CloudSignal, out: &mut Vec<Judgement>) {
                 "service_account_profile",
                 json!({"account": account.user, "ip": ip, "ips": account.ips}),
             )
-            .tag("service_account_expected", account.user.clone()),
+            .tag("service_account_expected", account.user.clone())
+            .covers(Covers::Allowance(Context::behaviours(&account.behaviours))),
         );
     } else {
         out.push(
@@ -445,6 +448,7 @@ fn exposure(case: &Case<'_>, cloud: &CloudSignal, out: &mut Vec<Judgement>) {
     .artifact(resource.clone())
     .evidence("exposure", json!({"resource": resource, "critical": critical}))
     .tag("public_exposure", resource.clone())
+    .restates_claim()
     .remediation(format!("Remove public access from {resource} unless it is meant to be public, and review its access logs"));
     if critical {
         judgement = judgement.urgent("a critical resource is exposed to the internet");
@@ -513,7 +517,8 @@ pub fn exposed_secret(case: &Case<'_>, out: &mut Vec<Judgement>) {
         .artifact(place.clone())
         .evidence("exposed_secret", evidence)
         .tactic("Credential Access")
-        .tag("exposed_secret", kind.clone());
+        .tag("exposed_secret", kind.clone())
+        .restates_claim();
     if *resolved != Some(true) {
         judgement = judgement
             .remediation(format!(

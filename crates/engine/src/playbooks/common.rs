@@ -6,10 +6,12 @@ use serde_json::json;
 use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::case::Case;
+use crate::claim::Behaviour;
 use crate::context::Intel;
-use crate::judgement::{Judgement, Weight};
+use crate::judgement::{Covers, Judgement, Weight};
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    generated_sample(case, out);
     threat_intel(case, out);
     honeytokens(case, out);
     source_verdict(case, out);
@@ -19,6 +21,29 @@ pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     known_good_files(case, out);
     crown_jewels(case, out);
     source_action(case, out);
+}
+
+/// A vendor's generated sample says what the alert is (an example the vendor produced to
+/// test the integration), not that the activity it describes is benign: it is judged on
+/// what it describes, and the finding says so.
+fn generated_sample(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    if !case.signals.generated_sample {
+        return;
+    }
+    let source = &case.alert.direct_source_label;
+    out.push(
+        Judgement::new(
+            Weight::Neutral,
+            format!("{source} marks this as a generated sample"),
+            format!(
+                "{source} marks this alert as a generated sample finding. That says the alert is an \
+                 example produced by the vendor, not that the activity it describes is benign: it is \
+                 judged on what it describes. If nobody generated samples, ask who did."
+            ),
+        )
+        .evidence("vendor_sample", json!({"source": source, "sample": true}))
+        .tag("vendor_sample", source.clone()),
+    );
 }
 
 fn threat_intel(case: &Case<'_>, out: &mut Vec<Judgement>) {
@@ -370,11 +395,23 @@ fn known_good_files(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 )
                 .artifact(entity.value.clone())
                 .evidence("known_good", json!({"hash": entity.value}))
-                .tag("known_good", entity.value.clone()),
+                .tag("known_good", entity.value.clone())
+                .covers(Covers::Behaviours(FILE_CLAIMS)),
             );
         }
     }
 }
+
+/// What the operator's knowledge of a file answers: claims about that file itself (it is
+/// malware, it ran, it installed itself, it is a remote-access tool), not what it was used
+/// for (a known-good binary that dumps credentials is still dumping credentials).
+const FILE_CLAIMS: &[Behaviour] = &[
+    Behaviour::Malware,
+    Behaviour::Execution,
+    Behaviour::Persistence,
+    Behaviour::RemoteAccess,
+    Behaviour::Other,
+];
 
 fn crown_jewels(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let mut seen: Vec<String> = Vec::new();

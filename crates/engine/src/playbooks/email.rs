@@ -264,7 +264,8 @@ fn classification(
             "gateway_classification",
             json!({"threat": kind, "sender": sender, "subject": email.subject}),
         )
-        .tag(tag, sender.to_string());
+        .tag(tag, sender.to_string())
+        .restates_claim();
     if let Some(tactic) = tactic {
         judgement = judgement.tactic(tactic).remediation(format!(
             "Purge every copy of the message from {sender} from all mailboxes and block the sender"

@@ -7,7 +7,7 @@ use sleuth_domain::{AlertCategory, EntityKind, SeverityLevel};
 
 use crate::case::Case;
 use crate::context::{Context, file_name};
-use crate::judgement::{Judgement, Weight};
+use crate::judgement::{Covers, Judgement, Weight};
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Endpoint) || case.signals.process.is_some()
@@ -98,7 +98,8 @@ fn identified_malware(case: &Case<'_>, out: &mut Vec<Judgement>) {
         "source_detection",
         json!({"source": source, "matched": word, "severity": case.signals.severity_level, "blocked": case.blocked()}),
     )
-    .tag("malware", word.to_string());
+    .tag("malware", word.to_string())
+    .restates_claim();
     // Execution only when something ran (or tried to): a file flagged at rest names no
     // attacker tactic yet.
     if case.signals.process.is_some() {
@@ -156,6 +157,7 @@ fn remote_access_tool(case: &Case<'_>, out: &mut Vec<Judgement>) {
         .evidence("remote_access_tool", json!({"tool": tool, "host": host}))
         .tactic("Command and Control")
         .tag("remote_access_tool", tool.to_string())
+        .restates_claim()
         .question(
             case.person_phrase().unwrap_or_else(|| format!("the user of {host}")),
             format!("Did you install or accept a '{tool}' session, and who asked you to?"),
@@ -276,17 +278,6 @@ const LOLBIN_PATTERNS: &[(&str, &str, &str)] = &[
         "download_cradle",
         "downloaded content was piped to a shell",
     ),
-    (
-        "/dev/tcp/",
-        "reverse_shell",
-        "a reverse shell was opened over /dev/tcp",
-    ),
-    ("nc -e", "reverse_shell", "netcat was used to open a shell"),
-    (
-        "bash -i",
-        "reverse_shell",
-        "an interactive shell was redirected",
-    ),
 ];
 
 const OFFICE_PARENTS: &[&str] = &[
@@ -307,32 +298,46 @@ fn living_off_the_land(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(process) = &case.signals.process else {
         return;
     };
-    let command = format!(
-        " {} ",
-        [&process.command_line, &process.parent_command_line]
-            .into_iter()
-            .flatten()
-            .map(|line| line.to_lowercase())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let lowered = |lines: &[&Option<String>]| {
+        format!(
+            " {} ",
+            lines
+                .iter()
+                .copied()
+                .flatten()
+                .map(|line| line.to_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    };
+    // What an encoded command hides is judged first, like plain text: the download inside
+    // says more than "it was encoded".
+    let decoded = lowered(&[&process.decoded_command]);
+    let command = lowered(&[&process.command_line, &process.parent_command_line]);
     let host = case.host_phrase();
-    if let Some((pattern, tag, what)) = LOLBIN_PATTERNS
+    let found = LOLBIN_PATTERNS
         .iter()
-        .find(|(pattern, _, _)| command.contains(pattern))
-    {
+        .find(|(pattern, _, _)| decoded.contains(pattern))
+        .map(|found| (found, "in the decoded command line"))
+        .or_else(|| {
+            LOLBIN_PATTERNS
+                .iter()
+                .find(|(pattern, _, _)| command.contains(pattern))
+                .map(|found| (found, "in the command line"))
+        });
+    if let Some(((pattern, tag, what), where_found)) = found {
         out.push(
             Judgement::new(
                 Weight::Suspicious,
                 format!("Suspicious execution on {host}: {what}"),
                 format!(
-                    "On {host}, {what} ('{}' in the command line). Attackers use the system's own tools \
+                    "On {host}, {what} ('{}' {where_found}). Attackers use the system's own tools \
                      this way to avoid dropping files; admins rarely do.",
                     pattern.trim()
                 ),
             )
             .artifact(host.clone())
-            .evidence("command_line", json!({"pattern": pattern.trim(), "command_line": process.command_line}))
+            .evidence("command_line", json!({"pattern": pattern.trim(), "command_line": process.command_line, "decoded_command": process.decoded_command}))
             .tactic("Execution")
             .tag(tag, what.to_string())
             .remediation(format!("Review what the command on {host} downloaded or ran and who started it")),
@@ -419,7 +424,8 @@ fn admin_tools(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 ),
             )
             .evidence("sanctioned_admin_tool", evidence)
-            .tag("sanctioned_admin_tool", tool.name.clone()),
+            .tag("sanctioned_admin_tool", tool.name.clone())
+            .covers(Covers::Allowance(Context::behaviours(&tool.behaviours))),
         );
     } else {
         let why = if user_allowed {
@@ -467,16 +473,21 @@ fn service_account_processes(case: &Case<'_>, out: &mut Vec<Judgement>) {
             continue;
         };
         let name = process.name.as_deref().map(file_name).unwrap_or_default();
-        let process_expected = account.processes.is_empty()
-            || account
-                .processes
-                .iter()
-                .any(|expected| expected.eq_ignore_ascii_case(name));
+        // An allowance covers only what it names: an empty process list names no process,
+        // so it neither sanctions this one nor says it is out of place.
+        let process_named = account
+            .processes
+            .iter()
+            .any(|expected| expected.eq_ignore_ascii_case(name));
         let hosts = case.hosts();
         let host_expected = account.hosts.is_empty()
             || hosts
                 .iter()
                 .any(|host| Context::host_in(host, &account.hosts));
+        if account.processes.is_empty() && host_expected {
+            continue;
+        }
+        let process_expected = process_named || account.processes.is_empty();
         let evidence = json!({
             "account": account.user,
             "process": name,
@@ -498,7 +509,8 @@ fn service_account_processes(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 )
                 .artifact(entity.value.clone())
                 .evidence("service_account_profile", evidence)
-                .tag("service_account_expected", account.user.clone()),
+                .tag("service_account_expected", account.user.clone())
+                .covers(Covers::Allowance(Context::behaviours(&account.behaviours))),
             );
         } else {
             out.push(

@@ -8,7 +8,7 @@ use sleuth_domain::{AlertCategory, EntityKind, SignInSignal};
 use crate::case::Case;
 use crate::context::{Context, NetworkPlace};
 
-use crate::judgement::{Judgement, Weight};
+use crate::judgement::{Covers, Judgement, Weight};
 
 /// Words of impossible travel alerts.
 pub(crate) const IMPOSSIBLE_TRAVEL_WORDS: &[&str] = &[
@@ -129,7 +129,8 @@ fn source_address(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut
         )
         .artifact(ip)
         .evidence("network_place", json!({"ip": ip, "place": place}))
-        .tag("corporate_network", format!("{ip}: {place}")),
+        .tag("corporate_network", format!("{ip}: {place}"))
+        .covers(Covers::Location),
     );
 }
 
@@ -152,7 +153,8 @@ fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
             )
             .artifact(vpn.clone())
             .evidence("network_place", json!({"ip": vpn, "place": "vpn_egress"}))
-            .tag("corporate_network", format!("{vpn}: VPN egress")),
+            .tag("corporate_network", format!("{vpn}: VPN egress"))
+            .covers(Covers::Location),
             None => Judgement::new(
                 Weight::Suspicious,
                 format!("Impossible travel for {user}"),
@@ -165,6 +167,7 @@ fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
             .evidence("sign_in_location", json!({"country": sign_in.country, "city": sign_in.city, "ip": sign_in.source_ip}))
             .tactic("Initial Access")
             .tag("impossible_travel", user.to_string())
+            .restates_claim()
             .question(user, "Were you travelling, or using a VPN or a cloud service that signs in for you, at that time?"),
         };
         out.push(judgement.artifact(user));
@@ -226,6 +229,7 @@ fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
         )
         .tactic("Initial Access")
         .tag("new_country", format!("{user} from {country}"))
+        .restates_claim()
         .question(user, format!("Did you sign in from {country} at that time?")),
     );
 }
@@ -350,6 +354,7 @@ fn mfa(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgem
             .evidence("mfa", json!({"change": "factor removed or reset"}))
             .tactic("Persistence")
             .tag("mfa_change", user.to_string())
+            .restates_claim()
             .question(user, "Did you ask the help desk to reset your MFA, or change it yourself?"),
         );
     }
@@ -385,7 +390,8 @@ fn risk_reasons(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut V
             .artifact(user)
             .evidence("sign_in_risk", json!({"reasons": sign_in.risk_reasons, "network_owner": sign_in.network_owner}))
             .tactic("Initial Access")
-            .tag("anonymizer", user.to_string()),
+            .tag("anonymizer", user.to_string())
+            .restates_claim(),
         );
     }
     if has(&["leakedcredentials", "leaked credential", "leaked password"])
@@ -403,6 +409,7 @@ fn risk_reasons(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut V
             .evidence("sign_in_risk", json!({"reasons": sign_in.risk_reasons}))
             .tactic("Credential Access")
             .tag("leaked_credentials", user.to_string())
+            .restates_claim()
             .remediation(format!(
                 "Force a password change for {user} and check their recent sign-ins"
             )),
@@ -446,7 +453,8 @@ fn service_account_sign_in(case: &Case<'_>, sign_in: &SignInSignal, out: &mut Ve
                     )
                     .artifact(entity.value.clone())
                     .evidence("service_account_profile", json!({"account": account.user, "ips": account.ips}))
-                    .tag("service_account_expected", account.user.clone()),
+                    .tag("service_account_expected", account.user.clone())
+                    .covers(Covers::Allowance(Context::behaviours(&account.behaviours))),
                 );
             }
             continue;
@@ -560,7 +568,8 @@ fn guessing(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
     )
     .remediation(format!(
         "Block {source} and check every account it tried for a later successful sign-in"
-    ));
+    ))
+    .restates_claim();
     judgement = if succeeded {
         judgement.remediation(format!(
             "Reset the password of {user} and revoke its sessions"

