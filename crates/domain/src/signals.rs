@@ -298,6 +298,9 @@ pub struct Signals {
     /// The vendor marks the alert as a generated sample (a test of the integration). This
     /// says what the alert is, not that the activity is benign.
     pub generated_sample: bool,
+    /// The people who handle the alert at the source (an incident's owner or assignee):
+    /// named by the alert, but not parties to the activity it reports.
+    pub handlers: Vec<String>,
     pub process: Option<ProcessSignal>,
     pub sign_in: Option<SignInSignal>,
     pub email: Option<EmailSignal>,

@@ -70,7 +70,10 @@ impl<'a> Case<'a> {
         for (entity, knowledge) in &known {
             let is_person = entity.kind == EntityKind::User
                 || (entity.kind == EntityKind::Email && knowledge.identity.is_some());
-            if is_person && !people.contains(&entity.value.as_str()) {
+            if is_person
+                && !people.contains(&entity.value.as_str())
+                && !alert.signals.handlers.contains(&entity.value)
+            {
                 people.push(&entity.value);
             }
         }
@@ -165,6 +168,12 @@ impl<'a> Case<'a> {
                 Some(mut starts) => starts.any(|start| bounded(&self.text, start, word.len())),
                 None => contains_word(&self.text, word),
             })
+    }
+
+    /// Whether an entity is one of the people who handle the alert at its source (an
+    /// incident's owner): named, but not a party to what the alert reports.
+    pub fn is_handler(&self, entity: &Entity) -> bool {
+        self.signals.handlers.contains(&entity.value)
     }
 
     /// The entities of one kind with their knowledge.

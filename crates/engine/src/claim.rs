@@ -263,6 +263,9 @@ pub(crate) const EXFILTRATION_CLAIM_WORDS: &[&str] = &[
     "mass file download",
     "data transfer",
     "copied to a project outside",
+    "forwarding rule",
+    "forwards all mail",
+    "forward to external",
 ];
 pub(crate) const C2_CLAIM_WORDS: &[&str] = &[
     "command and control",
@@ -394,7 +397,13 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
     if signals.secret.is_some() {
         return Behaviour::ExposedSecret;
     }
-    if signals.email.is_some() {
+    // A message the alert is about (a sender, a threat the gateway named); a mailbox rule
+    // or a recipient alone is not a message threat.
+    if signals
+        .email
+        .as_ref()
+        .is_some_and(|email| email.sender.is_some() || email.threat_kind.is_some())
+    {
         return Behaviour::MessageThreat;
     }
     let credential_dumping = (case.mentions(behaviour::LSASS)

@@ -381,9 +381,17 @@ impl Entities {
         let host = (kind == EntityKind::Url)
             .then(|| url_host(&value))
             .flatten();
+        // An account named by its address is also that address: mail reaches it, intel and
+        // the operator's lists name it that way.
+        let address = (kind == EntityKind::User)
+            .then(|| normalize_email(&value))
+            .flatten();
         self.push(Entity::new(kind, value));
         if let Some((host_kind, host)) = host {
             self.push(Entity::new(host_kind, host));
+        }
+        if let Some(address) = address {
+            self.push(Entity::new(EntityKind::Email, address));
         }
         // An email names its domain only implicitly; the engine derives it when it
         // matters (sender domains), so a recipient list does not flood the entities.
@@ -660,6 +668,16 @@ mod tests {
         for ip in ["198.51.100.61", "203.0.113.77", "192.0.2.9"] {
             assert!(entities.contains(EntityKind::Ip, ip), "{ip}: {entities:?}");
         }
+        assert_eq!(entities.len(), 3, "{entities:?}");
+    }
+
+    #[test]
+    fn an_account_named_by_its_address_is_also_that_address() {
+        let mut entities = Entities::default();
+        entities.add(EntityKind::User, "Maria@Contoso.com");
+        entities.add(EntityKind::User, "corp\\maria");
+        assert!(entities.contains(EntityKind::User, "maria@contoso.com"));
+        assert!(entities.contains(EntityKind::Email, "maria@contoso.com"));
         assert_eq!(entities.len(), 3, "{entities:?}");
     }
 

@@ -416,6 +416,9 @@ const FILE_CLAIMS: &[Behaviour] = &[
 fn crown_jewels(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let mut seen: Vec<String> = Vec::new();
     for (entity, knowledge) in &case.known {
+        if case.is_handler(entity) {
+            continue;
+        }
         let Some(reason) = knowledge.crown_jewel() else {
             continue;
         };

@@ -250,6 +250,11 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
     for user in strings_at(incident, "users") {
         alert.entity(EntityKind::User, Some(user));
     }
+    // The incident's owner: whom to ask about it, and part of what it names.
+    if let Some(owner) = str_at(incident, "assigned_user_mail") {
+        alert.entity(EntityKind::Email, Some(owner));
+        alert.signals.handlers.push(owner.to_lowercase());
+    }
 
     let mut actions = Vec::new();
     for item in alerts.iter().take(50) {
@@ -360,6 +365,8 @@ fn read_alert(alert: &mut AlertBuilder, item: &Value) -> AlertRead {
         .hash(real_hash(causality("image_sha256")).as_deref())
         .hash(real_hash(actor("image_sha256")).as_deref())
         .entity(EntityKind::FilePath, field(item, "action_file_path"))
+        .entity(EntityKind::Domain, field(item, "dns_query_name"))
+        .entity(EntityKind::Domain, field(item, "action_external_hostname"))
         .hash(real_hash(field(item, "action_file_sha256")).as_deref())
         .hash(real_hash(field(item, "action_file_md5")).as_deref());
 

@@ -200,6 +200,22 @@ fn parse_alert(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
         ],
     );
 
+    // Identity Protection alerts name the account and both endpoints of the attempt.
+    let identity_user = first_str(
+        raw,
+        &["source_account_upn", "source_account_sam_account_name"],
+    );
+    alert
+        .entity(EntityKind::User, identity_user)
+        .host(str_at(raw, "source_endpoint_host_name"))
+        .host(str_at(raw, "target_endpoint_host_name"))
+        .entity(
+            EntityKind::Ip,
+            first_str(
+                raw,
+                &["source_endpoint_ip_address", "source_endpoint_address_ip4"],
+            ),
+        );
     alert
         .host(str_at(raw, "device.hostname"))
         .entity(EntityKind::Ip, str_at(raw, "device.local_ip"))

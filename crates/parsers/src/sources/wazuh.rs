@@ -231,6 +231,12 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         )
         .entity(EntityKind::FilePath, eventdata("targetFilename"))
         .entity(EntityKind::FilePath, str_at(doc, "syscheck.path"))
+        // Who-data: the account that logged in and made the change, behind sudo.
+        .entity(
+            EntityKind::User,
+            str_at(doc, "syscheck.audit.login_user.name"),
+        )
+        .entity(EntityKind::User, str_at(doc, "syscheck.audit.user.name"))
         .hash(real_hash(str_at(doc, "syscheck.sha256_after")).as_deref())
         .hash(real_hash(str_at(doc, "syscheck.sha1_after")).as_deref())
         .hash(real_hash(str_at(doc, "syscheck.md5_after")).as_deref())

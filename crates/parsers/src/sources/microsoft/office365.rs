@@ -220,6 +220,12 @@ fn parse_alert_record(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAler
             threat_kind(&words)
         })
         .flatten();
+    // An alert about an account (a user restricted from sending, a user whose mailbox
+    // forwards out) names no message: it is about who holds the account, an identity
+    // alert, even when the mail product raised it.
+    if category == AlertCategory::Email && !emailish && entity_type == "user" {
+        alert.signals.category = Some(AlertCategory::Identity);
+    }
     if emailish {
         alert.signals.email = Some(EmailSignal {
             sender: data_text(&["tsd"]).map(|sender| sender_address(&sender)),

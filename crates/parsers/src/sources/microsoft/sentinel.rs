@@ -699,8 +699,22 @@ fn parse_incident(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, P
         }
     }
 
-    let entities = items(properties, &["relatedEntities"]);
-    let facts = read_entities(&mut alert, entities);
+    // The entities: the incident's related ones and those of each alert it holds (an
+    // incident fetched with its alerts often carries them only there).
+    let mut entities: Vec<Value> = items(properties, &["relatedEntities"]).to_vec();
+    for incident_alert in alerts {
+        if let Some(alert_properties) = field(incident_alert, "properties") {
+            entities.extend(items(alert_properties, &["entities"]).iter().cloned());
+        }
+    }
+    let facts = read_entities(&mut alert, &entities);
+    // The incident's owner: whom to ask, and an account the incident names.
+    if let Some(owner) =
+        field(properties, "owner").and_then(|owner| text(owner, &["email", "userPrincipalName"]))
+    {
+        alert.entity(EntityKind::Email, Some(&owner));
+        alert.signals.handlers.push(owner.to_lowercase());
+    }
     // Incidents without entities still name addresses and accounts in their words.
     alert.sweep(title.as_deref());
     alert.sweep(text(properties, &["description"]).as_deref());
