@@ -286,7 +286,10 @@ impl AlertBuilder {
         let original_title = self
             .title
             .unwrap_or_else(|| format!("{source_label} alert"));
-        let title = tidy_title(&original_title);
+        // A title of control characters only tidies to nothing: the fallback stands in.
+        let title = Some(tidy_title(&original_title))
+            .filter(|title| !title.is_empty())
+            .unwrap_or_else(|| format!("{source_label} alert"));
         let alert_type = self
             .alert_type
             .unwrap_or_else(|| format!("{}:{}", self.schema.key, title));
@@ -482,6 +485,13 @@ mod tests {
             parsed.original_title,
             "Suspicious\n\tlogin \u{7} from   203.0.113.9"
         );
+    }
+
+    #[test]
+    fn a_title_of_control_characters_falls_back_to_the_source() {
+        let mut alert = builder();
+        alert.title(Some("\u{0}\u{7}"));
+        assert_eq!(alert.finish().title, "Generic alert");
     }
 
     #[test]
