@@ -4,6 +4,7 @@
 
 pub mod alert;
 pub mod enums;
+pub mod facts;
 pub mod history;
 pub mod investigation;
 pub mod mitre;
@@ -15,6 +16,9 @@ pub use alert::{Entity, EntityKind, ParsedAlert};
 pub use enums::{
     Canceled, CustomOutcomeValue, FeedbackStatus, FindingOutcome, HandlerVersion,
     InvestigationStatus, Outcome, Priority, Role, ScriptRunStatus, UnknownValue,
+};
+pub use facts::{
+    AnswerResult, Fact, FactKind, FactType, FactValue, Facts, SourceAnswer, SourceKind,
 };
 pub use history::{History, Likeness, MemoryItem, MemoryVerdict, PriorVerdict, RelatedAlert};
 pub use investigation::{Evidence, Finding, InvestigationResult};
