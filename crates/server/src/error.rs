@@ -21,13 +21,35 @@ pub enum ErrorCode {
     /// The resource is shipped by Sleuth and kept as it is (a protected strategy).
     Protected,
     MethodNotAllowed,
+    /// The client did not send its request's headers or body in time.
+    RequestTimeout,
     PayloadTooLarge,
+    UriTooLong,
+    HeadersTooLarge,
     ScriptExecutionFailed,
     SystemError,
     NotReady,
 }
 
 impl ErrorCode {
+    /// The code for an error status that something other than a handler chose (a
+    /// rejection of axum's, the connection layer): the reverse of the table.
+    pub fn for_status(status: StatusCode) -> ErrorCode {
+        match status {
+            StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
+            StatusCode::FORBIDDEN => ErrorCode::AccessDenied,
+            StatusCode::NOT_FOUND => ErrorCode::NotFound,
+            StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+            StatusCode::REQUEST_TIMEOUT => ErrorCode::RequestTimeout,
+            StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+            StatusCode::URI_TOO_LONG => ErrorCode::UriTooLong,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => ErrorCode::HeadersTooLarge,
+            StatusCode::SERVICE_UNAVAILABLE => ErrorCode::NotReady,
+            status if status.is_client_error() => ErrorCode::BadRequest,
+            _ => ErrorCode::SystemError,
+        }
+    }
+
     /// The table: code -> (HTTP status, wire spelling).
     pub fn status_and_name(self) -> (StatusCode, &'static str) {
         match self {
@@ -37,7 +59,13 @@ impl ErrorCode {
             ErrorCode::NotFound => (StatusCode::NOT_FOUND, "not_found"),
             ErrorCode::Protected => (StatusCode::CONFLICT, "protected"),
             ErrorCode::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ErrorCode::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
             ErrorCode::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ErrorCode::UriTooLong => (StatusCode::URI_TOO_LONG, "uri_too_long"),
+            ErrorCode::HeadersTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+            ),
             ErrorCode::ScriptExecutionFailed => {
                 (StatusCode::INTERNAL_SERVER_ERROR, "script_execution_failed")
             }
@@ -65,7 +93,8 @@ pub struct ErrorBody {
     /// The same message (clients of the original interface read `detail`).
     pub detail: String,
     /// A stable snake_case code: bad_request, unauthorized, access_denied, not_found,
-    /// protected, payload_too_large, script_execution_failed, system_error, not_ready.
+    /// protected, method_not_allowed, request_timeout, payload_too_large, uri_too_long,
+    /// headers_too_large, script_execution_failed, system_error, not_ready.
     pub code: String,
     /// Per-field messages, on validation errors.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,14 +163,39 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// The longest message an error answers with, in characters. Messages quote the values
+/// they refuse, and a value may be megabytes long: the answer keeps its start.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// `text`, cut to [`MAX_MESSAGE_CHARS`] with a note of how much was left out.
+pub fn bounded(text: String) -> String {
+    let Some((cut_at, _)) = text.char_indices().nth(MAX_MESSAGE_CHARS) else {
+        return text;
+    };
+    let left_out = text[cut_at..].chars().count();
+    format!(
+        "{}… ({left_out} more characters not shown)",
+        &text[..cut_at]
+    )
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, name) = self.code.status_and_name();
+        let message = bounded(self.message);
+        let field_errors: BTreeMap<String, Vec<String>> = self
+            .field_errors
+            .into_iter()
+            .map(|(field, messages)| {
+                let field = bounded(field);
+                (field, messages.into_iter().map(bounded).collect())
+            })
+            .collect();
         let body = ErrorBody {
-            error_msg: self.message.clone(),
-            detail: self.message,
+            error_msg: message.clone(),
+            detail: message,
             code: name.to_string(),
-            errors: (!self.field_errors.is_empty()).then_some(self.field_errors),
+            errors: (!field_errors.is_empty()).then_some(field_errors),
         };
         let mut response = (status, Json(body)).into_response();
         if let Some(seconds) = self.retry_after_seconds {
@@ -154,3 +208,48 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_keep_their_start_and_say_what_was_cut() {
+        let short = "limit: must be at least 1".to_string();
+        assert_eq!(bounded(short.clone()), short);
+        let long = format!("'{}' is not a priority", "é".repeat(9 * 1024 * 1024));
+        let cut = bounded(long);
+        assert!(
+            cut.chars().count() < MAX_MESSAGE_CHARS + 60,
+            "{}",
+            cut.len()
+        );
+        assert!(cut.starts_with("'éé"));
+        assert!(cut.ends_with("more characters not shown)"));
+    }
+
+    #[test]
+    fn statuses_from_outside_the_handlers_map_back_to_codes() {
+        for code in [
+            ErrorCode::BadRequest,
+            ErrorCode::Unauthorized,
+            ErrorCode::NotFound,
+            ErrorCode::MethodNotAllowed,
+            ErrorCode::RequestTimeout,
+            ErrorCode::PayloadTooLarge,
+            ErrorCode::UriTooLong,
+            ErrorCode::HeadersTooLarge,
+            ErrorCode::NotReady,
+        ] {
+            assert_eq!(ErrorCode::for_status(code.status_and_name().0), code);
+        }
+        assert_eq!(
+            ErrorCode::for_status(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            ErrorCode::BadRequest
+        );
+        assert_eq!(
+            ErrorCode::for_status(StatusCode::BAD_GATEWAY),
+            ErrorCode::SystemError
+        );
+    }
+}

@@ -72,6 +72,19 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
+/// Every request body of the API is an object. serde would also read a struct from an
+/// array of its fields in order (`["text"]`, or `[]` for a struct whose fields all have
+/// defaults), which no client means: call this before deserialising a struct.
+pub fn refuse_json_array(bytes: &[u8]) -> Result<(), ApiError> {
+    let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+    if first.is_some_and(|byte| *byte == b'[') {
+        return Err(ApiError::bad_request(
+            "the body must be a JSON object ({...}), not an array",
+        ));
+    }
+    Ok(())
+}
+
 /// Deserialises JSON with a message that names the line, column and what was expected.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|error| {
@@ -79,8 +92,25 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             serde_json::error::Category::Data => "the JSON does not have the expected shape",
             _ => "the body is not valid JSON",
         };
-        ApiError::bad_request(format!("{kind}: {error}"))
+        ApiError::bad_request(format!("{kind}: {}", cut_middle(&error.to_string())))
     })
+}
+
+/// serde quotes the value it refused in the middle of its message ("invalid type: string
+/// "...", expected u64 at line 1 column 9"); a long value is cut there, so that what was
+/// expected and where stay in the answer.
+fn cut_middle(message: &str) -> String {
+    const KEEP: usize = 200;
+    let length = message.chars().count();
+    if length <= 2 * KEEP + 50 {
+        return message.to_string();
+    }
+    let start: String = message.chars().take(KEEP).collect();
+    let end: String = message.chars().skip(length - KEEP).collect();
+    format!(
+        "{start}… ({} characters not shown) …{end}",
+        length - 2 * KEEP
+    )
 }
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
@@ -89,14 +119,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         require_json_content_type(request.headers())?;
         let bytes = read_body(request, state).await?;
-        // Every request body of the API is an object. serde would also read a struct from
-        // an array of its fields in order (`["text"]`), which no client means.
-        let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
-        if first.is_some_and(|byte| *byte == b'[') {
-            return Err(ApiError::bad_request(
-                "the body must be a JSON object ({...}), not an array",
-            ));
-        }
+        refuse_json_array(&bytes)?;
         parse_json(&bytes).map(ApiJson)
     }
 }

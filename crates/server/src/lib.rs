@@ -13,11 +13,13 @@ pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod firing;
+mod json_errors;
 mod links;
 mod list_query;
 pub mod metrics;
 pub mod pipeline;
 pub mod push_auth;
+pub mod request_target;
 pub mod routes;
 pub mod script_sandbox;
 pub mod script_secrets;
@@ -31,8 +33,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, Request, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderName, Request};
+use axum::response::IntoResponse;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -82,8 +84,13 @@ pub fn build(state: AppState) -> Router {
         .merge(SwaggerUi::new(DOCS_PATH).url(SCHEMA_PATH, openapi))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state.clone())
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            request_target::check,
+        ))
+        .layer(axum::middleware::map_response(json_errors::ensure_json))
         .layer(CatchPanicLayer::custom(|_panic| {
             tracing::error!("a request handler panicked");
             ApiError::system_error().into_response()
@@ -123,17 +130,6 @@ pub async fn serve(
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
-}
-
-/// A response for a status with the standard error body, for middleware that needs one.
-pub fn error_response(status: StatusCode) -> Response {
-    let code = match status {
-        StatusCode::NOT_FOUND => ErrorCode::NotFound,
-        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
-        StatusCode::SERVICE_UNAVAILABLE => ErrorCode::NotReady,
-        _ => ErrorCode::SystemError,
-    };
-    ApiError::new(code, status.canonical_reason().unwrap_or("error")).into_response()
 }
 
 /// How long to wait between attempts to reach the database at start-up.

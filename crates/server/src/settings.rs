@@ -32,6 +32,10 @@ pub struct ServerSettings {
     pub body_limit_bytes: usize,
     /// How long a client is told to wait (Retry-After) while Sleuth is not ready.
     pub retry_after_seconds: u64,
+    /// A longer request URL (path and query) is refused with 414.
+    pub max_uri_bytes: usize,
+    /// A larger request header section (names, values and separators) is refused with 431.
+    pub max_header_bytes: usize,
 }
 
 impl Default for ServerSettings {
@@ -41,6 +45,8 @@ impl Default for ServerSettings {
             public_url: None,
             body_limit_bytes: 10 * 1024 * 1024,
             retry_after_seconds: 5,
+            max_uri_bytes: 16 * 1024,
+            max_header_bytes: 32 * 1024,
         }
     }
 }
@@ -271,6 +277,12 @@ impl Settings {
         if self.server.body_limit_bytes < 1024 {
             return Err(SettingsError::Invalid(
                 "server.body_limit_bytes must be at least 1024".into(),
+            ));
+        }
+        if self.server.max_uri_bytes < 1024 || self.server.max_header_bytes < 4096 {
+            return Err(SettingsError::Invalid(
+                "server.max_uri_bytes must be at least 1024 and server.max_header_bytes at least 4096"
+                    .into(),
             ));
         }
         if let Some(problem) = self.sandbox.problem() {

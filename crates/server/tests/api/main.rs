@@ -9,6 +9,7 @@ mod audit_log;
 mod context_memory;
 mod engine;
 mod foundation;
+mod hardening;
 mod ingest;
 mod investigations;
 mod push;
