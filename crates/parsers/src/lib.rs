@@ -14,6 +14,8 @@ pub mod registry;
 mod sources;
 pub mod time;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 use sleuth_domain::{ParsedAlert, Timestamp};
 
@@ -48,6 +50,10 @@ pub fn detect(raw: &Value) -> &'static Schema {
 }
 
 /// Reads `raw` with the parser named by `schema_key`, or with the detected one when absent.
+///
+/// A NUL character in any string or key reads as U+FFFD: no field Sleuth derives from an
+/// alert holds one (PostgreSQL cannot keep one in text, and SQLite must store the same),
+/// while the raw alert, stored as it was received, keeps every one.
 pub fn parse_alert(
     schema_key: Option<&str>,
     raw: &Value,
@@ -56,6 +62,8 @@ pub fn parse_alert(
     if !raw.is_object() {
         return Err(ParseError::NotAnObject);
     }
+    let raw = without_nul(raw);
+    let raw = raw.as_ref();
     let schema = match schema_key {
         Some(key) => registry::find(key).ok_or_else(|| ParseError::UnknownSchemaKey {
             key: key.chars().take(100).collect(),
@@ -66,9 +74,61 @@ pub fn parse_alert(
     (schema.parse)(raw, AlertBuilder::new(schema, received_at))
 }
 
+/// `value`, with every NUL of its strings and keys replaced; borrowed when it has none.
+fn without_nul(value: &Value) -> Cow<'_, Value> {
+    if holds_nul(value) {
+        Cow::Owned(replace_nul(value))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(fields) => fields
+            .iter()
+            .any(|(key, field)| key.contains('\0') || holds_nul(field)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+fn replace_nul(value: &Value) -> Value {
+    let replaced = |text: &str| text.replace('\0', "\u{FFFD}");
+    match value {
+        Value::String(text) => Value::String(replaced(text)),
+        Value::Array(items) => Value::Array(items.iter().map(replace_nul).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (replaced(key), replace_nul(field)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_field_read_from_an_alert_holds_a_nul() {
+        let raw = serde_json::json!({
+            "title": "Mimikatz\u{0} on WKS-0231",
+            "alert_type": "cred\u{0}dump",
+            "severity": "hi\u{0}gh",
+            "tenant_id": "acme\u{0}",
+            "host": "WKS-0231",
+            "de\u{0}tail": {"user": ["r.patel\u{0}"]},
+        });
+        let parsed = parse_alert(None, &raw, chrono::Utc::now()).expect("parses");
+        let everything = serde_json::to_string(&parsed).expect("serialises");
+        assert!(!everything.contains("\\u0000"), "{everything}");
+        assert!(everything.contains('\u{FFFD}'), "{everything}");
+        assert_eq!(parsed.severity.as_deref(), Some("hi\u{FFFD}gh"));
+    }
 
     #[test]
     fn every_sample_is_detected_as_its_own_format_and_parses() {

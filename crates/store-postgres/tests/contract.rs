@@ -161,3 +161,21 @@ async fn results_stored_inside_investigations_move_out_with_migration_10() {
         .expect("open and migrate");
     upgrade::results_read_the_same_after_the_upgrade(&store, concluded, queued).await;
 }
+
+/// PostgreSQL cannot hold a NUL in text. The API refuses one before the store; should one
+/// reach the store anyway, it is refused as bad input, never a failure of Sleuth's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_text_is_refused_as_bad_input() {
+    let Some((store, _database)) = open().await else {
+        return;
+    };
+    let query = sleuth_store::InvestigationQuery {
+        tenant_id: Some("acme\u{0}".into()),
+        limit: 20,
+        ..Default::default()
+    };
+    match store.list_investigations(&query).await {
+        Err(sleuth_store::StoreError::Rejected { detail }) => assert!(detail.contains("NUL")),
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+}

@@ -235,6 +235,18 @@ pub(crate) fn store_error(error: sqlx::Error) -> StoreError {
                 detail: "a record with the same unique value exists".into(),
             }
         }
+        // PostgreSQL's "character not in repertoire": a NUL in text. The API refuses NUL in
+        // what it stores as text before it gets here; should one slip through, the caller
+        // hears what to change, not that Sleuth failed.
+        sqlx::Error::Database(database_error)
+            if database_error.code().as_deref() == Some("22021") =>
+        {
+            StoreError::Rejected {
+                detail: "a text value holds a NUL character (\\u0000), which is not stored; \
+                         remove it"
+                    .into(),
+            }
+        }
         _ => StoreError::Internal(Box::new(error)),
     }
 }

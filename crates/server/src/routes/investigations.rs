@@ -196,11 +196,11 @@ pub(crate) async fn prepare(
         return Err(ApiError::bad_request("the alert must be a JSON object"));
     }
     if let Some(key) = &options.tenant_integration_key
-        && key.chars().count() > 200
+        && (key.chars().count() > 200 || key.chars().any(char::is_control))
     {
         return Err(ApiError::invalid_field(
             "tenant_integration_key",
-            "must be at most 200 characters",
+            "must be at most 200 characters, without control characters (NUL among them)",
         ));
     }
     // Stored times have microsecond precision; so does everything derived from this one.

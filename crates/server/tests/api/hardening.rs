@@ -1,7 +1,7 @@
 //! What a hostile week found (issue 29): NUL characters, unbounded error messages, bodies
 //! of the wrong shape, keys that outlive a deactivation, error answers that are not JSON.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::{TestApp, assert_error};
 use crate::on_both_backends;
@@ -9,7 +9,10 @@ use crate::on_both_backends;
 on_both_backends!(
     a_nul_in_a_list_filter_is_a_bad_request,
     a_nul_in_a_search_or_another_lists_filter_is_a_bad_request,
+    a_nul_in_an_identifier_of_a_create_is_refused_and_creates_nothing,
     a_nul_in_a_path_is_a_bad_request,
+    nul_characters_in_alert_content_are_stored_losslessly,
+    nul_characters_in_every_string_of_every_vendor_sample_are_stored_losslessly,
     an_error_quotes_only_the_start_of_a_huge_value,
     every_refusal_before_a_handler_answers_json,
 );
@@ -55,6 +58,31 @@ async fn a_nul_in_a_search_or_another_lists_filter_is_a_bad_request(app: TestApp
     }
 }
 
+async fn a_nul_in_an_identifier_of_a_create_is_refused_and_creates_nothing(app: TestApp) {
+    let body = json!({
+        "raw_alert_content": {"title": "integration key with a NUL"},
+        "tenant_integration_key": "edr\u{0}-east",
+    });
+    let answer = app
+        .post("/app/api/v1/investigation/create", &app.member_key, &body)
+        .await;
+    assert_error(&answer, 400, "bad_request");
+    assert!(answer.json["errors"]["tenant_integration_key"].is_array());
+    let answer = app
+        .post(
+            "/app/api/v1/investigation/create/custom?tenant_integration_key=edr%00-east",
+            &app.member_key,
+            &json!({"title": "integration key with a NUL, custom"}),
+        )
+        .await;
+    assert_error(&answer, 400, "bad_request");
+    let every_state = "/app/api/v1/investigation?investigation_state=not_asked\
+                       &investigation_state=loading&investigation_state=success\
+                       &investigation_state=error";
+    let listed = app.get(every_state, &app.reader_key).await;
+    assert_eq!(listed.json["count"], 0, "{}", listed.text);
+}
+
 async fn a_nul_in_a_path_is_a_bad_request(app: TestApp) {
     for path in [
         "/app/api/v1/investigation/1%00",
@@ -73,6 +101,159 @@ async fn a_nul_in_a_path_is_a_bad_request(app: TestApp) {
         )
         .await;
     assert_error(&answer, 400, "bad_request");
+}
+
+/// A member's POST of JSON text exactly as written.
+async fn post_text(app: &TestApp, path: &str, text: String) -> crate::harness::Answer {
+    app.raw(
+        "POST",
+        path,
+        Some(&app.member_key),
+        Some("application/json"),
+        Some(text.into_bytes()),
+    )
+    .await
+}
+
+/// The alert as the API shows it: its raw content, from the single read and the list.
+async fn raw_content_read_back(app: &TestApp, investigation_id: i64) -> (String, String) {
+    let one = app
+        .get(
+            &format!("/app/api/v1/investigation/{investigation_id}"),
+            &app.reader_key,
+        )
+        .await;
+    assert_eq!(one.status, 200, "{}", one.text);
+    let listed = app
+        .get(
+            "/app/api/v1/investigation?investigation_state=not_asked&investigation_state=loading\
+             &investigation_state=success&investigation_state=error&limit=1000",
+            &app.reader_key,
+        )
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let item = listed.json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["id"] == investigation_id)
+        .unwrap_or_else(|| panic!("investigation {investigation_id} is listed"));
+    (
+        one.json["alert"]["raw_alert_content"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        item["alert"]["raw_alert_content"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+async fn nul_characters_in_alert_content_are_stored_losslessly(app: TestApp) {
+    // Written by hand so that the bytes sent are known: NULs in keys, values, entities,
+    // the title, a tenant id and deep inside.
+    let texts = [
+        r#"{"title":"Mimikatz\u0000 on WKS-0231","host":"WKS\u0000-0231","user":"r.patel\u0000","src_ip":"203.0.113.7\u0000","tenant_id":"acme\u0000","nested":{"k\u0000ey":["\u0000",1,{"\u0000":null}]}}"#,
+        "{\"title\" : \"spaced \\u0000 out\" ,\n  \"severity\":\"high\\u0000\" }",
+    ];
+    let mut ids = Vec::new();
+    for text in texts {
+        let body = format!("{{\"raw_alert_content\": {text}}}");
+        let answer = post_text(&app, "/app/api/v1/investigation/create", body).await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        ids.push((answer.json["investigation_id"].as_i64().unwrap(), text));
+        // Another alert (the same one would answer the investigation above), and the
+        // whitespace around it is part of the bytes kept.
+        let custom = format!("{} ", text.replacen('{', "{\"via\":\"custom\",", 1));
+        let answer = post_text(
+            &app,
+            "/app/api/v1/investigation/create/custom",
+            custom.clone(),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        let id = answer.json["investigation_id"].as_i64().unwrap();
+        let (one, listed) = raw_content_read_back(&app, id).await;
+        assert_eq!(one, custom, "the custom body comes back byte for byte");
+        assert_eq!(listed, custom);
+    }
+    app.drain().await;
+    for (id, text) in ids {
+        let (one, listed) = raw_content_read_back(&app, id).await;
+        assert_eq!(one, text, "raw_alert_content comes back byte for byte");
+        assert_eq!(listed, text);
+        let read = app
+            .get(&format!("/app/api/v1/investigation/{id}"), &app.reader_key)
+            .await;
+        assert_eq!(read.json["status"], "success", "{}", read.text);
+    }
+}
+
+/// Every string (and every key) of a JSON value with a NUL put in its middle.
+fn with_nul_everywhere(value: &Value) -> Value {
+    match value {
+        Value::String(text) => {
+            let middle = text.char_indices().nth(text.chars().count() / 2);
+            let at = middle.map_or(text.len(), |(index, _)| index);
+            Value::String(format!("{}\u{0}{}", &text[..at], &text[at..]))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(with_nul_everywhere).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (format!("{key}\u{0}"), with_nul_everywhere(field)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Every string's value only (keys kept, so each vendor's parser still recognises it).
+fn with_nul_in_values(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (key.clone(), with_nul_in_values(field)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(with_nul_in_values).collect()),
+        other => with_nul_everywhere(other),
+    }
+}
+
+async fn nul_characters_in_every_string_of_every_vendor_sample_are_stored_losslessly(app: TestApp) {
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/../parsers/samples");
+    let mut paths: Vec<_> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 20, "the vendor samples are there");
+    let mut created = Vec::new();
+    for path in paths {
+        let sample: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        for alert in [with_nul_in_values(&sample), with_nul_everywhere(&sample)] {
+            let text = serde_json::to_string(&alert).unwrap();
+            let body = format!("{{\"raw_alert_content\": {text}}}");
+            let answer = post_text(&app, "/app/api/v1/investigation/create", body).await;
+            assert_eq!(answer.status, 200, "{}: {}", path.display(), answer.text);
+            let id = answer.json["investigation_id"].as_i64().unwrap();
+            // Both copies may carry the source's own alert id: the second is then the
+            // same alert, answered with the first's investigation.
+            if !created.iter().any(|(known, _)| *known == id) {
+                created.push((id, text));
+            }
+        }
+    }
+    app.drain().await;
+    for (id, text) in created {
+        let (one, listed) = raw_content_read_back(&app, id).await;
+        assert_eq!(one, text);
+        assert_eq!(listed, text);
+    }
 }
 
 async fn an_error_quotes_only_the_start_of_a_huge_value(app: TestApp) {
