@@ -132,6 +132,9 @@ impl<S: Send + Sync> FromRequest<S> for ContextBody {
             })?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| ApiError::bad_request("the context document is not UTF-8"))?;
+        if !toml {
+            crate::extract::refuse_json_array(&bytes)?;
+        }
         let document = if toml {
             ContextDocument::from_toml(text)
         } else {

@@ -119,7 +119,7 @@ async fn the_context_api_is_for_admins_and_refuses_bad_documents_without_changin
             "[network]\ninternal = [\"10.0.0.300/8\"]\n",
             "10.0.0.300/8",
         ),
-        ("application/json", "[1, 2]", "not valid"),
+        ("application/json", "[1, 2]", "object"),
         ("text/html", "<p>hi</p>", "TOML"),
         (
             "application/toml",

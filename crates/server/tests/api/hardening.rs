@@ -14,6 +14,7 @@ on_both_backends!(
     nul_characters_in_alert_content_are_stored_losslessly,
     nul_characters_in_every_string_of_every_vendor_sample_are_stored_losslessly,
     an_error_quotes_only_the_start_of_a_huge_value,
+    a_json_array_is_not_a_context_document,
     every_refusal_before_a_handler_answers_json,
 );
 
@@ -297,6 +298,29 @@ async fn an_error_quotes_only_the_start_of_a_huge_value(app: TestApp) {
         answer.text.len() < 8192,
         "a {} byte answer",
         answer.text.len()
+    );
+}
+
+async fn a_json_array_is_not_a_context_document(app: TestApp) {
+    let document = json!({"organization": {"email_domains": ["example.com"]}});
+    let put = |body: Vec<u8>| {
+        app.raw(
+            "PUT",
+            "/app/api/v1/context",
+            Some(&app.admin_key),
+            Some("application/json"),
+            Some(body),
+        )
+    };
+    assert_eq!(put(document.to_string().into_bytes()).await.status, 200);
+    for body in ["[]", " [ ] ", r#"[["example.com"]]"#] {
+        assert_error(&put(body.as_bytes().to_vec()).await, 400, "bad_request");
+    }
+    let kept = app.get("/app/api/v1/context", &app.admin_key).await;
+    assert_eq!(
+        kept.json["document"]["organization"]["email_domains"],
+        json!(["example.com"]),
+        "a refused document changes nothing"
     );
 }
 
