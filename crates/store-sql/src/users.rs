@@ -200,6 +200,18 @@ pub async fn update_user(
     if updated.rows_affected() == 0 {
         return Err(StoreError::not_found("user", user_id));
     }
+    if changes.is_active == Some(false) {
+        // Deactivation revokes the user's keys for good: reactivating a user must not
+        // silently bring back keys that may have leaked while they were away.
+        sqlx::query(
+            "UPDATE api_keys SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(user_id)
+        .bind(micros(chrono::Utc::now()))
+        .execute(&mut *transaction)
+        .await
+        .db()?;
+    }
     if may_remove_an_admin && was_active_admin.is_some() {
         let admins: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'admin' AND is_active = 1")

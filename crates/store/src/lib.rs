@@ -99,7 +99,8 @@ pub trait Store:
     async fn find_user_by_email(&self, email: &str) -> StoreResult<Option<User>>;
     async fn list_users(&self) -> StoreResult<Vec<User>>;
     /// `Rejected` when the change would leave no active admin (demoting or deactivating
-    /// the last one), so that someone can always manage users and keys.
+    /// the last one), so that someone can always manage users and keys. Deactivating a
+    /// user revokes their keys: reactivated, they need new ones.
     async fn update_user(&self, user_id: i64, changes: &UserChanges) -> StoreResult<User>;
 
     async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<ApiKey>;

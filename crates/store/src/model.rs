@@ -15,7 +15,7 @@ pub struct User {
     pub last_name: String,
     pub role: Role,
     pub oidc_user_id: Option<String>,
-    /// A deactivated user keeps its history but its keys stop working.
+    /// A deactivated user keeps its history; its keys were revoked when it was deactivated.
     pub is_active: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

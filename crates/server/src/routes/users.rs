@@ -1,7 +1,7 @@
 //! Users and API keys over the API (admin only; our endpoints, SPEC's User shape): list,
 //! create and change users (role, names, deactivation), and create, list and revoke keys.
-//! A key is shown once, at creation, and stored only as a hash. A deactivated user's keys
-//! stop working at once; an admin cannot demote or deactivate themselves, and the store
+//! A key is shown once, at creation, and stored only as a hash. Deactivating a user
+//! revokes their keys at once (reactivating does not revive them); an admin cannot demote or deactivate themselves, and the store
 //! refuses any change that would leave no active admin.
 
 use std::collections::HashMap;
@@ -64,7 +64,8 @@ pub struct UpdateUserRequest {
     pub first_name: Option<String>,
     #[schema(max_length = 150)]
     pub last_name: Option<String>,
-    /// False deactivates the user (their keys stop working at once); true reactivates.
+    /// False deactivates the user and revokes their keys (at once); true reactivates them,
+    /// with no key: create new ones.
     pub is_active: Option<bool>,
 }
 

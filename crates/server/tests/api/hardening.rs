@@ -15,6 +15,7 @@ on_both_backends!(
     nul_characters_in_every_string_of_every_vendor_sample_are_stored_losslessly,
     an_error_quotes_only_the_start_of_a_huge_value,
     a_json_array_is_not_a_context_document,
+    reactivating_a_user_does_not_revive_their_keys,
     every_refusal_before_a_handler_answers_json,
 );
 
@@ -322,6 +323,54 @@ async fn a_json_array_is_not_a_context_document(app: TestApp) {
         json!(["example.com"]),
         "a refused document changes nothing"
     );
+}
+
+async fn new_key(app: &TestApp, user_id: i64, name: &str) -> String {
+    let created = app
+        .post(
+            "/app/api/v1/api-keys",
+            &app.admin_key,
+            &json!({"user_id": user_id, "name": name}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    created.json["key"].as_str().unwrap().to_string()
+}
+
+async fn reactivating_a_user_does_not_revive_their_keys(app: TestApp) {
+    let users = app.get("/app/api/v1/users", &app.admin_key).await;
+    let member_id = users
+        .json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|user| user["email"] == "member@example.com")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let bot_key = new_key(&app, member_id, "soc bot").await;
+    let path = "/app/api/v1/investigation";
+    assert_eq!(app.get(path, &bot_key).await.status, 200);
+    let user_path = format!("/app/api/v1/users/{member_id}");
+    let deactivated = app
+        .patch(&user_path, &app.admin_key, &json!({"is_active": false}))
+        .await;
+    assert_eq!(deactivated.status, 200, "{}", deactivated.text);
+    assert_error(&app.get(path, &bot_key).await, 401, "unauthorized");
+    let reactivated = app
+        .patch(&user_path, &app.admin_key, &json!({"is_active": true}))
+        .await;
+    assert_eq!(reactivated.status, 200, "{}", reactivated.text);
+    assert_error(&app.get(path, &bot_key).await, 401, "unauthorized");
+    assert_error(&app.get(path, &app.member_key).await, 401, "unauthorized");
+    let keys = app.get("/app/api/v1/api-keys", &app.admin_key).await;
+    for key in keys.json.as_array().unwrap() {
+        if key["user"]["id"] == member_id {
+            assert!(!key["revoked_at"].is_null(), "{key}");
+        }
+    }
+    let fresh_key = new_key(&app, member_id, "soc bot, again").await;
+    assert_eq!(app.get(path, &fresh_key).await.status, 200);
 }
 
 async fn every_refusal_before_a_handler_answers_json(app: TestApp) {

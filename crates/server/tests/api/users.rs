@@ -538,8 +538,8 @@ async fn a_deactivated_users_keys_stop_working_at_once(app: TestApp) {
     assert_eq!(answer.status, 200);
     assert_eq!(
         works(&app, &secret).await,
-        200,
-        "reactivated, the key works again"
+        401,
+        "deactivation revoked the key: reactivated, the user needs a new one"
     );
 }
 
