@@ -120,6 +120,19 @@ CREATE TABLE custom_strategies (
   updated_at bigint NOT NULL
 );
 
+CREATE TABLE data_sources (
+  id bigint NOT NULL DEFAULT nextval('data_sources_id_seq'::regclass),
+  name text NOT NULL,
+  definition text NOT NULL,
+  limits text NOT NULL,
+  tenant_union_id bigint,
+  enabled bigint NOT NULL DEFAULT 1,
+  revision bigint NOT NULL DEFAULT 1,
+  created_by bigint,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
 CREATE TABLE investigation_counts (
   status text NOT NULL,
   canceled text,
@@ -456,6 +469,14 @@ ALTER TABLE custom_strategies ADD CONSTRAINT custom_strategies_created_by_fkey F
 ALTER TABLE custom_strategies ADD CONSTRAINT custom_strategies_internal_origin_uuid_key UNIQUE (internal_origin_uuid);
 
 ALTER TABLE custom_strategies ADD CONSTRAINT custom_strategies_pkey PRIMARY KEY (id);
+
+ALTER TABLE data_sources ADD CONSTRAINT data_sources_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
+
+ALTER TABLE data_sources ADD CONSTRAINT data_sources_name_key UNIQUE (name);
+
+ALTER TABLE data_sources ADD CONSTRAINT data_sources_pkey PRIMARY KEY (id);
+
+ALTER TABLE data_sources ADD CONSTRAINT data_sources_tenant_union_id_fkey FOREIGN KEY (tenant_union_id) REFERENCES tenant_unions(id);
 
 ALTER TABLE investigation_notes ADD CONSTRAINT investigation_notes_investigation_id_fkey FOREIGN KEY (investigation_id) REFERENCES investigations(id);
 

@@ -144,6 +144,19 @@ CREATE TABLE custom_strategies (
     updated_at INTEGER NOT NULL
 );
 
+CREATE TABLE data_sources (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    definition TEXT NOT NULL,
+    limits TEXT NOT NULL,
+    tenant_union_id INTEGER REFERENCES tenant_unions(id),
+    enabled INTEGER NOT NULL DEFAULT 1,
+    revision INTEGER NOT NULL DEFAULT 1,
+    created_by INTEGER REFERENCES users(id),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
 CREATE TABLE investigation_counts (
     -- The combination below as a JSON array: a key that tells NULL from any text.
     group_key TEXT PRIMARY KEY,

@@ -110,6 +110,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sealed_secrets",
         sql: include_str!("../migrations/0019_sealed_secrets.sql"),
     },
+    Migration {
+        version: 20,
+        name: "data_sources",
+        sql: include_str!("../migrations/0020_data_sources.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

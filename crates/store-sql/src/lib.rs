@@ -13,6 +13,7 @@ mod context;
 mod context_memory;
 mod create;
 mod create_batch;
+mod data_sources;
 mod entity_index;
 mod finish_batch;
 mod group_commit;

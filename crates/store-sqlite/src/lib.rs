@@ -112,6 +112,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sealed_secrets",
         sql: include_str!("../migrations/0020_sealed_secrets.sql"),
     },
+    Migration {
+        version: 21,
+        name: "data_sources",
+        sql: include_str!("../migrations/0021_data_sources.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -7,6 +7,7 @@
 mod analyst;
 mod audit;
 mod context_memory;
+mod data_sources;
 mod error;
 mod identity;
 mod model;
@@ -23,6 +24,7 @@ use sleuth_domain::{History, Timestamp};
 pub use analyst::*;
 pub use audit::*;
 pub use context_memory::*;
+pub use data_sources::*;
 pub use error::{StoreError, StoreResult};
 pub use identity::{alert_identity, canonical_hash};
 pub use model::*;
@@ -75,6 +77,7 @@ pub trait Store:
     + AuditStore
     + StrategyStore
     + PushStore
+    + DataSourceStore
     + Send
     + Sync
     + 'static

@@ -48,6 +48,7 @@ macro_rules! store_contract_tests {
             history_finds_shared_entities_and_prior_verdicts,
             guards_count_bursts_and_find_the_first_of_a_story,
             the_context_document_is_replaced_whole,
+            data_sources_are_stored_changed_scoped_and_deleted,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -2722,4 +2723,71 @@ pub async fn the_context_document_is_replaced_whole(store: Arc<dyn Store>) {
     assert_eq!(stored, second);
     assert!(stored.document.contains("Second"));
     assert_eq!(stored.updated_by, None);
+}
+
+pub async fn data_sources_are_stored_changed_scoped_and_deleted(store: Arc<dyn Store>) {
+    let union = store
+        .create_tenant_union(&tenant_input("Acme", None))
+        .await
+        .unwrap();
+    let definition = json!({"type": "http_json", "base_url": "https://intel.example"});
+    let new = NewDataSource {
+        name: "intel".into(),
+        definition: definition.clone(),
+        limits: json!({"timeout_seconds": 3}),
+        tenant_union_id: Some(union.id),
+        enabled: true,
+        created_by: None,
+        at: time(0),
+    };
+    let created = store.create_data_source(&new).await.unwrap();
+    assert_eq!(created.definition, definition);
+    assert_eq!(created.tenant_union_id, Some(union.id));
+    assert_eq!(created.revision, 1);
+    let duplicate = store.create_data_source(&new).await;
+    assert!(
+        matches!(duplicate, Err(StoreError::Conflict { .. })),
+        "{duplicate:?}"
+    );
+    let nowhere = store
+        .create_data_source(&NewDataSource {
+            name: "elsewhere".into(),
+            tenant_union_id: Some(union.id + 1000),
+            ..new.clone()
+        })
+        .await;
+    assert!(
+        matches!(nowhere, Err(StoreError::Rejected { .. })),
+        "{nowhere:?}"
+    );
+    let disabled = store
+        .update_data_source(
+            created.id,
+            &DataSourceChanges {
+                enabled: Some(false),
+                tenant_union_id: Some(None),
+                ..DataSourceChanges::default()
+            },
+            time(60),
+        )
+        .await
+        .unwrap();
+    assert!(!disabled.enabled);
+    assert_eq!(disabled.tenant_union_id, None);
+    assert_eq!(
+        disabled.definition, definition,
+        "fields without a change stay"
+    );
+    assert_eq!(disabled.revision, 2, "every change moves the revision");
+    assert_eq!(disabled.updated_at, time(60));
+    assert_eq!(store.list_data_sources().await.unwrap(), vec![disabled]);
+    store.delete_data_source(created.id).await.unwrap();
+    assert!(matches!(
+        store.get_data_source(created.id).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.delete_data_source(created.id).await,
+        Err(StoreError::NotFound { .. })
+    ));
 }
