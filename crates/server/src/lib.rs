@@ -80,7 +80,7 @@ pub fn build(state: AppState) -> Router {
     let (router, openapi) = api().split_for_parts();
     router
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
+        .route_layer(axum::middleware::from_fn_with_state(state.shared_metrics(), metrics::track))
         .merge(SwaggerUi::new(DOCS_PATH).url(SCHEMA_PATH, openapi))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -3,6 +3,7 @@
 //! counters. Every family is registered once, here; code that counts something holds a
 //! handle to its family from `Metrics` and never formats text itself.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -14,8 +15,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-
-use crate::state::AppState;
 
 /// Upper bounds of the latency buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 12] = [
@@ -135,7 +134,7 @@ impl Metrics {
 }
 
 /// Middleware recording every routed request.
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
         .extensions()
@@ -143,7 +142,7 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
         .map_or_else(|| "unmatched".to_string(), |path| path.as_str().to_string());
     let method = request.method().as_str().to_string();
     let response = next.run(request).await;
-    state.metrics().record_request(
+    metrics.record_request(
         &route,
         &method,
         response.status().as_u16(),

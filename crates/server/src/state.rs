@@ -22,7 +22,7 @@ pub struct Shared {
     context: RwLock<Arc<Context>>,
     /// What went into the context in force, and the last reload that failed.
     context_status: RwLock<crate::context_source::Status>,
-    pub metrics: Metrics,
+    metrics: Arc<Metrics>,
     /// The script runner, once the start-up probe ran; without it scripts do not run and
     /// script endpoints answer 503.
     sandbox: OnceLock<sleuth_sandbox::Sandbox>,
@@ -49,7 +49,7 @@ impl AppState {
             store: OnceLock::new(),
             context: RwLock::new(Arc::new(context)),
             context_status: RwLock::new(crate::context_source::Status::default()),
-            metrics: Metrics::default(),
+            metrics: Arc::new(Metrics::default()),
             sandbox: OnceLock::new(),
             keyring: OnceLock::new(),
             secrets_problem: RwLock::new(None),
@@ -65,6 +65,11 @@ impl AppState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    /// The metrics on their own, for the request-counting layer.
+    pub fn shared_metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.0.metrics)
     }
 
     /// Makes the store available; later calls are ignored (the first store stays).
