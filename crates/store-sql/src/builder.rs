@@ -1,6 +1,17 @@
 //! A small SQL builder for dynamic statements: it numbers placeholders `$1, $2, ...` (which
 //! both SQLite and PostgreSQL accept; sqlx's own builder writes `?` for the Any driver) and
 //! keeps every user-supplied value a bound parameter.
+//!
+//! The statement habits of the store's hot paths, which this builder makes easy:
+//! - every statement is a round trip (for SQLite, two thread wake-ups) and every row a
+//!   hand-over between threads, so a hot path asks once for many rows and no more rows than
+//!   it needs; statements that read nothing back are gathered into [`Statements`] and sent
+//!   as one query on SQLite;
+//! - LIMIT and OFFSET are written into the SQL, never bound: SQLite prepares a statement
+//!   with a bound LIMIT again every time it is bound;
+//! - statements whose text varies (filters) are not kept prepared, so that they do not
+//!   evict the fixed ones, unless padding makes the text one of a few
+//!   ([`SqlBuilder::bind_padded_list`], [`SqlBuilder::value_rows`]).
 
 use sleuth_store::{StoreError, StoreResult};
 use sqlx::any::{Any, AnyArguments};

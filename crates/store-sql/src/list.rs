@@ -1,5 +1,30 @@
 //! Listing investigations: every filter of SPEC's list endpoint, a total order (ties are
 //! broken by id, so pages never repeat or skip), and the total count.
+//!
+//! A list never counts a million rows. `investigation_counts` holds exact counts per
+//! combination of the equality-filtered columns (state, stop reason, priority, type,
+//! source, tenant columns), kept by triggers in the same transaction as every change
+//! (migration 0007; in place on SQLite, as insert-only deltas on PostgreSQL that a
+//! background task folds, so concurrent writers never wait on a counter).
+//! `investigation_tag_counts` does the same per insight tag (migration 0008): a list
+//! filtered by tags sums the largest tag's count and reads only the other tags' rows, so a
+//! union costs what its smaller tags cost; under an alert-creation range the tag rows carry
+//! copies of their investigation's state and alert time (migration 0011) and an index finds
+//! the tagged investigations in the range without reading one. A list filtered by states
+//! and an alert-creation range sums `investigation_hour_counts` (per state and UTC hour,
+//! migration 0016) for the whole hours inside the range and counts the rows of at most half
+//! an hour at each end. Only other time ranges, an alert-creation range with other filters,
+//! and search count the matching rows.
+//!
+//! The page is read per state, each walking its `(status, sort columns, id)` index and
+//! stopping after the page; on SQLite, whose planner would rather sort every match of an
+//! indexed filter, the filters are made unindexable (`+column`) whenever the walk reads
+//! fewer rows than the filter matches. Under an alert-creation range a priority-sorted page
+//! is read once per priority rank, each part seeking into
+//! `(status, priority_rank, alert_create_time, id)`; pages sorted by another time are read
+//! a day at a time (`list_days`). Any other order that cannot seek into a time range reads
+//! the range's matches and sorts them, unless a walk past everything outside the range
+//! would read fewer rows.
 
 use std::collections::BTreeMap;
 
