@@ -290,10 +290,13 @@ impl AlertBuilder {
         let title = Some(tidy_title(&original_title))
             .filter(|title| !title.is_empty())
             .unwrap_or_else(|| format!("{source_label} alert"));
-        let alert_type = self
-            .alert_type
-            .unwrap_or_else(|| format!("{}:{}", self.schema.key, title));
         let entities = self.entities.into_vec();
+        // Without a rule name the title stands in, with the values that vary between
+        // alerts of one detection taken out.
+        let alert_type = self.alert_type.unwrap_or_else(|| {
+            let template = crate::alert_type::template(&title, &entities);
+            format!("{}:{}", self.schema.key, template)
+        });
         let assets = if self.assets.is_empty() {
             assets_from(&entities)
         } else {
@@ -536,6 +539,20 @@ mod tests {
         assert_eq!(parsed.create_time, received_at);
         assert_eq!(parsed.title, "Generic alert");
         assert_eq!(parsed.alert_type, "generic:Generic alert");
+    }
+
+    #[test]
+    fn a_type_from_the_title_leaves_the_entity_values_out() {
+        let mut alert = builder();
+        alert.title(Some("Mimikatz on LAPTOP7 as CORP\\R.Patel"));
+        alert.host(Some("laptop7"));
+        alert.signals.process = Some(ProcessSignal {
+            user: Some("CORP\\r.patel".into()),
+            ..ProcessSignal::default()
+        });
+        let parsed = alert.finish();
+        assert_eq!(parsed.title, "Mimikatz on LAPTOP7 as CORP\\R.Patel");
+        assert_eq!(parsed.alert_type, "generic:Mimikatz on {host} as {user}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! is passed in), and no input makes it panic.
 #![forbid(unsafe_code)]
 
+mod alert_type;
 pub mod builder;
 pub mod decode;
 pub mod entities;
