@@ -10,6 +10,7 @@
 
 mod case;
 pub mod claim;
+mod combination;
 pub mod context;
 mod judgement;
 mod narrative;
@@ -48,6 +49,7 @@ pub fn investigate(input: &EngineInput<'_>, context: &Context) -> InvestigationR
     let claim = claim::of(&case);
     let mut judgements = playbooks::run_all(&case);
     claim::weigh(&case, &claim, &mut judgements);
+    combination::weigh(&case, &claim, &mut judgements);
     let verdict = verdict::decide(&case, &judgements);
     let order = ranked(&judgements);
     let mitre_tactic = mitre_tactic(&case, &claim, &judgements, &verdict);

@@ -6,7 +6,8 @@
 //!    the source's benign verdict) → FALSE_ALERT: the whole alert is accounted for.
 //! 3. **Malicious** activity → CONFIRMED, unless something **Explains** part of it: then
 //!    the two stories conflict and a human decides (SUSPICIOUS). Blocked or not: a
-//!    blocked attack is still an attack.
+//!    blocked attack is still an attack. Independent doubts that add up (several signs
+//!    against what succeeded, one of them strong: combination.rs) are malicious activity.
 //! 4. **Explains** or **Reassures** with nothing **Suspicious** left → FALSE_ALERT: there
 //!    is positive evidence of benignity and no doubt remains. A doubt that only restates
 //!    the alert's own claim ("the source says malware") is answered by an **Explains** of
@@ -88,7 +89,7 @@ pub fn decide(case: &Case<'_>, judgements: &[Judgement]) -> Verdict {
 }
 
 /// Whether what the alert reports was stopped before it achieved anything.
-fn contained(case: &Case<'_>) -> bool {
+pub(crate) fn contained(case: &Case<'_>) -> bool {
     let signals = case.signals;
     if case.blocked() {
         return true;

@@ -88,7 +88,6 @@ pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     risk_reasons(case, sign_in, &user, out);
     service_account_sign_in(case, sign_in, out);
     guessing(case, sign_in, &user, out);
-    corroborated_sign_in(sign_in, &user, out);
     outcome(case, sign_in, &user, out);
     if !case
         .known
@@ -578,78 +577,6 @@ fn guessing(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
         judgement.attempt()
     };
     out.push(judgement);
-}
-
-/// A successful sign-in with several independent signs that it was not the user, one of
-/// them strong, is a compromise: one anomaly is a traveller, several are an intruder.
-fn corroborated_sign_in(sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {
-    if sign_in.succeeded != Some(true) {
-        return;
-    }
-    const STRONG: &[&str] = &[
-        "tor",
-        "anonymizer",
-        "impossible_travel",
-        "leaked_credentials",
-        "threat_intel_match",
-    ];
-    const WEAK: &[&str] = &["new_country"];
-    let mut signs: Vec<&str> = Vec::new();
-    let mut strong = 0;
-    let tag_names: Vec<&'static str> = out
-        .iter()
-        .flat_map(|judgement| judgement.tags.iter().map(|(name, _)| *name))
-        .collect();
-    let anonymised = tag_names
-        .iter()
-        .any(|name| matches!(*name, "tor" | "anonymizer"));
-    for name in &tag_names {
-        // Tor and "anonymiser" are one sign, told twice.
-        let sign = if *name == "tor" { "anonymizer" } else { *name };
-        if signs.contains(&sign) {
-            continue;
-        }
-        // Through an anonymiser the country is the exit node's, not the user's: it is not
-        // a second, independent sign.
-        if sign == "new_country" && anonymised {
-            continue;
-        }
-        if STRONG.contains(name) {
-            strong += 1;
-            signs.push(sign);
-        } else if WEAK.contains(name) {
-            signs.push(sign);
-        }
-    }
-    let high_risk = sign_in
-        .risk_level
-        .as_deref()
-        .is_some_and(|level| matches!(level.to_lowercase().as_str(), "high" | "critical"));
-    if high_risk {
-        signs.push("identity provider rates it high risk");
-    }
-    if strong == 0 || signs.len() < 2 {
-        return;
-    }
-    let signs: Vec<String> = signs.iter().map(|sign| sign.replace('_', " ")).collect();
-    out.push(
-        Judgement::new(
-            Weight::Malicious,
-            format!("The successful sign-in of {user} was not the user"),
-            format!(
-                "The sign-in of {user} succeeded with {} independent signs against it ({}): together \
-                 they mean someone else holds the account.",
-                signs.len(),
-                signs.join(", ")
-            ),
-        )
-        .artifact(user)
-        .evidence("corroborated_sign_in", json!({"signs": signs, "succeeded": true}))
-        .tactic("Initial Access")
-        .tag("account_takeover", user.to_string())
-        .remediation(format!("Revoke every session of {user}, reset the password and re-register MFA"))
-        .question(user, "Was this sign-in you?"),
-    );
 }
 
 fn outcome(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Judgement>) {

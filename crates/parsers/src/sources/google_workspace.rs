@@ -163,7 +163,8 @@ fn read_account(raw: &Value, user: Option<&str>, lowered_type: &str, alert: &mut
         user: user.map(str::to_string),
         source_ip: str_at(raw, "data.loginDetails.ipAddress").map(str::to_string),
         succeeded,
-        risk_level: str_at(raw, "metadata.severity").map(str::to_ascii_lowercase),
+        // metadata.severity is the alert's severity (read as such by the builder), not a
+        // risk rating of the sign-in: restating it here would count it twice.
         risk_reasons: str_at(raw, "type")
             .map(str::to_string)
             .into_iter()
