@@ -1,11 +1,13 @@
 //! What the past says: analysts' verdicts on earlier investigations of the same
 //! detection and entities (feedback teaches), the operator's memory about the entities,
-//! and recent alerts that share entities (correlation).
+//! and recent alerts that share entities (correlation). Related alerts weigh by their own
+//! verdicts, and entities everybody touches carry little.
 
 use serde_json::json;
 use sleuth_domain::{Likeness, MemoryVerdict, Outcome, PriorVerdict};
 
 use crate::case::Case;
+use crate::context::NetworkPlace;
 use crate::judgement::{Judgement, Weight};
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
@@ -165,39 +167,136 @@ fn operator_memory(case: &Case<'_>, out: &mut Vec<Judgement>) {
     }
 }
 
+/// Why an entity is everywhere (a jump host, a scanner, a shared egress), when it is:
+/// sharing it with another alert says little about a common story.
+fn everywhere(case: &Case<'_>, entity: &sleuth_domain::Entity) -> Option<String> {
+    const SHARED_ROLES: &[&str] = &[
+        "jump",
+        "bastion",
+        "proxy",
+        "gateway",
+        "scanner",
+        "nat",
+        "load balancer",
+        "relay",
+        "domain controller",
+        "vpn",
+    ];
+    let knowledge = case.context.about(entity);
+    if let Some(scanner) = knowledge.scanner {
+        return Some(format!(
+            "{} is the scanner '{}'",
+            entity.value, scanner.name
+        ));
+    }
+    if matches!(
+        knowledge.place,
+        Some(NetworkPlace::VpnEgress | NetworkPlace::OfficeNat | NetworkPlace::OwnPublic)
+    ) {
+        return Some(format!("{} is a shared egress address", entity.value));
+    }
+    let role = knowledge.asset.and_then(|asset| asset.role.as_deref())?;
+    let lowered = role.to_lowercase();
+    SHARED_ROLES
+        .iter()
+        .any(|shared| lowered.contains(shared))
+        .then(|| format!("{} is a {role}", entity.value))
+}
+
+/// Related alerts weigh by their own verdicts: a confirmed breach on a telling entity raises
+/// doubt (and urgency); unresolved ones and false alerts (the same benign pattern again) add
+/// nothing; alerts that share only entities everybody touches carry nothing.
 fn related_alerts(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let related = &case.history.related_alerts;
     if related.is_empty() {
         return;
     }
-    let confirmed: Vec<_> = related
+    let mut background: Vec<String> = Vec::new();
+    let mut telling = Vec::new();
+    for alert in related {
+        let mut reasons = Vec::new();
+        let shares_telling =
+            alert
+                .shared_entities
+                .iter()
+                .any(|entity| match everywhere(case, entity) {
+                    Some(reason) => {
+                        reasons.push(reason);
+                        false
+                    }
+                    None => true,
+                });
+        if shares_telling || alert.shared_entities.is_empty() {
+            telling.push(alert);
+        } else {
+            for reason in reasons {
+                if !background.contains(&reason) {
+                    background.push(reason);
+                }
+            }
+        }
+    }
+    let confirmed: Vec<_> = telling
         .iter()
         .filter(|alert| alert.outcome == Some(Outcome::BreachedConfirmed))
         .collect();
+    let benign = telling
+        .iter()
+        .filter(|alert| matches!(alert.outcome, Some(Outcome::FalseAlert | Outcome::Ignored)))
+        .count();
+    let unresolved = telling.len() - confirmed.len() - benign;
     let sources: std::collections::BTreeSet<&str> = related
         .iter()
         .map(|alert| alert.direct_source_label.as_str())
         .collect();
+    let confirmed_ids = confirmed
+        .iter()
+        .map(|alert| alert.investigation_id.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut parts = Vec::new();
+    if !confirmed.is_empty() {
+        parts.push(format!(
+            "{} concluded as confirmed breaches (investigation {}), which makes this one more likely part of \
+             an intrusion",
+            confirmed.len(),
+            confirmed_ids
+        ));
+    }
+    if unresolved > 0 {
+        parts.push(format!(
+            "{unresolved} unresolved, which adds nothing either way"
+        ));
+    }
+    if benign > 0 {
+        parts.push(format!(
+            "{benign} concluded as false alerts, the same benign pattern again, which adds no doubt"
+        ));
+    }
+    if !background.is_empty() {
+        parts.push(format!(
+            "{} share only entities that are everywhere ({}), which carry little",
+            related.len() - telling.len(),
+            background.join("; ")
+        ));
+    }
     let mut judgement = Judgement::new(
         if confirmed.is_empty() { Weight::Neutral } else { Weight::Suspicious },
-        format!("{} related alert(s) share entities", related.len()),
+        if confirmed.is_empty() {
+            format!("{} related alert(s) share entities", related.len())
+        } else {
+            format!(
+                "{} related alert(s) share entities, {} of them confirmed breaches (investigation {})",
+                related.len(),
+                confirmed.len(),
+                confirmed_ids
+            )
+        },
         format!(
-            "{} recent alert(s) from {} share entities with this one{}.",
+            "{} recent alert(s) from {} share entities with this one. By their own verdicts: {}.",
             related.len(),
             sources.into_iter().collect::<Vec<_>>().join(", "),
-            if confirmed.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} of them concluded as confirmed breaches (investigation {})",
-                    confirmed.len(),
-                    confirmed
-                        .iter()
-                        .map(|alert| alert.investigation_id.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            parts.join("; ")
         ),
     )
     .evidence(
@@ -211,6 +310,7 @@ fn related_alerts(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 "source": alert.direct_source_label,
                 "outcome": alert.outcome,
                 "shared_entities": alert.shared_entities.iter().map(|entity| &entity.value).collect::<Vec<_>>(),
+                "telling": telling.iter().any(|kept| std::ptr::eq(*kept, alert)),
             }))
             .collect::<Vec<_>>()),
     )
