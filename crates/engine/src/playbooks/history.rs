@@ -1,7 +1,9 @@
 //! What the past says: analysts' verdicts on earlier investigations of the same
 //! detection and entities (feedback teaches), the operator's memory about the entities,
-//! and recent alerts that share entities (correlation). Related alerts weigh by their own
-//! verdicts, and entities everybody touches carry little.
+//! and recent alerts that share entities (correlation). A human verdict decides only its
+//! scope (the same rule on the same entities, while fresh) and yields to fresh evidence of
+//! harm; related alerts weigh by their own verdicts, and entities everybody touches carry
+//! little.
 
 use serde_json::json;
 use sleuth_domain::{Likeness, MemoryVerdict, Outcome, PriorVerdict};
@@ -15,6 +17,10 @@ pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     operator_memory(case, out);
     related_alerts(case, out);
 }
+
+/// How long an analyst's verdict keeps deciding: after this the same detection is judged
+/// afresh (hosts change hands, tools change, attackers learn what was once waved through).
+pub(crate) const FEEDBACK_LIFETIME_DAYS: i64 = 90;
 
 fn analyst_feedback(case: &Case<'_>, out: &mut Vec<Judgement>) {
     // Only the most telling verdict of each kind is cited: the newest first (the store
@@ -43,6 +49,13 @@ fn analyst_feedback(case: &Case<'_>, out: &mut Vec<Judgement>) {
             .iter()
             .map(|entity| entity.value.clone())
             .collect::<Vec<_>>();
+        // Measured from the alert's own time, so that replaying old alerts reads the same.
+        let age_days = (case.alert.create_time - prior.decided_at)
+            .num_days()
+            .max(0);
+        let expired = age_days > FEEDBACK_LIFETIME_DAYS;
+        let same_rule = prior.alert_type == case.alert.alert_type;
+        let in_scope = prior.likeness == Likeness::SameDetectionSameEntities && same_rule;
         let evidence = json!({
             "investigation_id": prior.investigation_id,
             "title": prior.title,
@@ -53,35 +66,62 @@ fn analyst_feedback(case: &Case<'_>, out: &mut Vec<Judgement>) {
             "reviewed": prior.reviewed,
             "shared_entities": shared,
             "decided_at": prior.decided_at,
+            "scope": {
+                "same_rule": same_rule,
+                "same_entities": prior.likeness == Likeness::SameDetectionSameEntities,
+                "age_days": age_days,
+                "expires_after_days": FEEDBACK_LIFETIME_DAYS,
+                "expired": expired,
+            },
         });
         match outcome {
             Outcome::FalseAlert if !cited_false => {
                 cited_false = true;
-                let (weight, how_alike) = match prior.likeness {
-                    Likeness::SameDetectionSameEntities => (
+                // A human verdict decides only its own scope: the same rule on the same
+                // entities, while it is fresh. Anything wider is cited and decides nothing.
+                let (weight, how_alike, reach) = match prior.likeness {
+                    Likeness::SameDetectionSameEntities if expired => (
+                        Weight::Neutral,
+                        format!(
+                            "the same detection on the same entities ({})",
+                            shared.join(", ")
+                        ),
+                        format!(
+                            " That verdict is {age_days} days old, past the {FEEDBACK_LIFETIME_DAYS} days a \
+                             verdict decides for: this alert is judged afresh."
+                        ),
+                    ),
+                    Likeness::SameDetectionSameEntities if in_scope => (
                         Weight::Dismisses,
                         format!(
                             "the same detection on the same entities ({})",
                             shared.join(", ")
                         ),
+                        format!(
+                            " It is {age_days} days old and decides this alert unless fresh evidence of harm outweighs it."
+                        ),
                     ),
-                    Likeness::SameDetection => (
-                        Weight::Reassures,
+                    Likeness::SameDetectionSameEntities | Likeness::SameDetection => (
+                        Weight::Neutral,
                         "the same detection on other entities".to_string(),
+                        " It was about other entities, so it does not decide this alert."
+                            .to_string(),
                     ),
                     Likeness::SharedEntities => (
-                        Weight::Reassures,
+                        Weight::Neutral,
                         format!(
                             "another detection on the same entities ({})",
                             shared.join(", ")
                         ),
+                        " It was about another detection, so it does not decide this alert."
+                            .to_string(),
                     ),
                 };
                 let mut judgement = Judgement::new(
                     weight,
                     format!("An analyst judged a similar alert a false alert (investigation {})", prior.investigation_id),
                     format!(
-                        "On {when} an analyst concluded investigation {} ('{}'), {how_alike}, was a false alert.{note}",
+                        "On {when} an analyst concluded investigation {} ('{}'), {how_alike}, was a false alert.{note}{reach}",
                         prior.investigation_id, prior.title
                     ),
                 )
@@ -122,6 +162,35 @@ fn analyst_feedback(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 out.push(judgement);
             }
             _ => {}
+        }
+    }
+}
+
+/// An analyst's "false alert" weighs less than fresh evidence of harm: when this alert's
+/// own checks found malicious activity, the verdict no longer dismisses it but explains
+/// part of it, and the two stories go to a human. Runs after every playbook.
+pub fn feedback_yields_to_fresh_harm(judgements: &mut [Judgement]) {
+    let harm: Vec<String> = judgements
+        .iter()
+        .filter(|judgement| matches!(judgement.weight, Weight::Malicious | Weight::Proof))
+        .map(|judgement| judgement.headline.clone())
+        .collect();
+    if harm.is_empty() {
+        return;
+    }
+    for judgement in judgements.iter_mut() {
+        let from_feedback = judgement
+            .tags
+            .iter()
+            .any(|(name, _)| *name == "analyst_feedback");
+        if from_feedback && judgement.weight == Weight::Dismisses {
+            judgement.weight = Weight::Explains;
+            judgement.detail = format!(
+                "{} This alert's own checks found harm ({}): fresh evidence outweighs an earlier human \
+                 verdict, so it does not close this alert by itself.",
+                judgement.detail,
+                harm.join("; ")
+            );
         }
     }
 }

@@ -7,7 +7,7 @@ pub(crate) mod cloud;
 pub mod common;
 mod email;
 pub(crate) mod endpoint;
-mod history;
+pub(crate) mod history;
 pub(crate) mod identity;
 pub(crate) mod network;
 
