@@ -146,6 +146,20 @@ CREATE TABLE investigation_counts (
   n bigint NOT NULL
 );
 
+CREATE TABLE investigation_facet_counts (
+  facet text NOT NULL,
+  status text NOT NULL,
+  canceled text,
+  priority text,
+  alert_type text,
+  direct_source_label text,
+  tenant_union_id bigint,
+  tenant_id text,
+  tenant_label text,
+  tenant_integration_key text,
+  n bigint NOT NULL
+);
+
 CREATE TABLE investigation_hour_counts (
   status text NOT NULL,
   hour bigint NOT NULL,
@@ -606,6 +620,8 @@ CREATE INDEX context_memory_items_by_tenant ON public.context_memory_items USING
 
 CREATE INDEX context_memory_items_by_union ON public.context_memory_items USING btree (tenant_union_id);
 
+CREATE INDEX investigation_facet_counts_by_value ON public.investigation_facet_counts USING btree (facet, status, alert_type, direct_source_label);
+
 CREATE INDEX investigation_hour_counts_by_hour ON public.investigation_hour_counts USING btree (status, hour);
 
 CREATE INDEX investigation_notes_by_investigation ON public.investigation_notes USING btree (investigation_id, id);
@@ -734,6 +750,65 @@ BEGIN
 END $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.investigation_facet_counts_on_insert_or_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    INSERT INTO investigation_facet_counts (facet, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
+           f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key,
+           CASE TG_OP WHEN 'DELETE' THEN -COUNT(*) ELSE COUNT(*) END
+    FROM changed c
+    CROSS JOIN LATERAL investigation_facets(c.status, c.canceled, c.priority, c.alert_type,
+        c.direct_source_label, c.tenant_union_id, c.tenant_id, c.tenant_label,
+        c.tenant_integration_key) f
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+    RETURN NULL;
+END $function$
+;
+
+CREATE OR REPLACE FUNCTION public.investigation_facet_counts_on_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    INSERT INTO investigation_facet_counts (facet, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
+           f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key, -1
+    FROM investigation_facets(OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
+        OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label,
+        OLD.tenant_integration_key) f
+    UNION ALL
+    SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
+           f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key, 1
+    FROM investigation_facets(NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
+        NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
+        NEW.tenant_integration_key) f;
+    RETURN NULL;
+END $function$
+;
+
+CREATE OR REPLACE FUNCTION public.investigation_facets(changed_status text, changed_canceled text, changed_priority text, changed_alert_type text, changed_source text, changed_union bigint, changed_tenant_id text, changed_tenant_label text, changed_integration_key text)
+ RETURNS TABLE(facet text, status text, canceled text, priority text, alert_type text, direct_source_label text, tenant_union_id bigint, tenant_id text, tenant_label text, tenant_integration_key text)
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+    VALUES ('all', changed_status, changed_canceled, changed_priority, NULL::TEXT, NULL::TEXT,
+            NULL::BIGINT, NULL::TEXT, NULL::TEXT, NULL::TEXT),
+           ('type', changed_status, changed_canceled, changed_priority, changed_alert_type,
+            NULL, NULL, NULL, NULL, NULL),
+           ('source', changed_status, changed_canceled, changed_priority, NULL,
+            changed_source, NULL, NULL, NULL, NULL),
+           ('tenant', changed_status, changed_canceled, changed_priority, NULL, NULL,
+            changed_union, changed_tenant_id, changed_tenant_label, changed_integration_key)
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.investigation_hour_counts_on_insert_or_delete()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -856,6 +931,12 @@ CREATE TRIGGER investigation_counts_on_delete AFTER DELETE ON public.investigati
 CREATE TRIGGER investigation_counts_on_insert AFTER INSERT ON public.investigations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_counts_on_insert_or_delete();
 
 CREATE TRIGGER investigation_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_counts_on_update();
+
+CREATE TRIGGER investigation_facet_counts_on_delete AFTER DELETE ON public.investigations REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_facet_counts_on_insert_or_delete();
+
+CREATE TRIGGER investigation_facet_counts_on_insert AFTER INSERT ON public.investigations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_facet_counts_on_insert_or_delete();
+
+CREATE TRIGGER investigation_facet_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_facet_counts_on_update();
 
 CREATE TRIGGER investigation_hour_counts_on_delete AFTER DELETE ON public.investigations REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_hour_counts_on_insert_or_delete();
 

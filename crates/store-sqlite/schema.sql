@@ -173,6 +173,22 @@ CREATE TABLE investigation_counts (
     n INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+CREATE TABLE investigation_facet_counts (
+    -- The facet and its combination as a JSON array: a key that tells NULL from any text.
+    group_key TEXT PRIMARY KEY,
+    facet TEXT NOT NULL,
+    status TEXT NOT NULL,
+    canceled TEXT,
+    priority TEXT,
+    alert_type TEXT,
+    direct_source_label TEXT,
+    tenant_union_id INTEGER,
+    tenant_id TEXT,
+    tenant_label TEXT,
+    tenant_integration_key TEXT,
+    n INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE investigation_hour_counts (
     status TEXT NOT NULL,
     hour INTEGER NOT NULL,
@@ -489,6 +505,9 @@ CREATE INDEX context_memory_items_by_tenant ON context_memory_items (tenant_id);
 
 CREATE INDEX context_memory_items_by_union ON context_memory_items (tenant_union_id);
 
+CREATE INDEX investigation_facet_counts_by_value
+    ON investigation_facet_counts (facet, status, alert_type, direct_source_label);
+
 CREATE INDEX investigation_notes_by_investigation ON investigation_notes (investigation_id, id);
 
 CREATE INDEX investigation_tag_counts_by_name ON investigation_tag_counts (name, status);
@@ -579,6 +598,12 @@ BEGIN
     SELECT RAISE(ABORT, 'the audit log is append-only');
 END;
 
+CREATE TRIGGER investigation_counts_drop_zero AFTER UPDATE OF n ON investigation_counts
+WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_counts WHERE group_key = NEW.group_key;
+END;
+
 CREATE TRIGGER investigation_counts_on_delete AFTER DELETE ON investigations
 BEGIN
     UPDATE investigation_counts SET n = n - 1
@@ -623,6 +648,94 @@ BEGIN
     ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
 END;
 
+CREATE TRIGGER investigation_facet_counts_drop_zero AFTER UPDATE OF n
+ON investigation_facet_counts WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_facet_counts WHERE group_key = NEW.group_key;
+END;
+
+CREATE TRIGGER investigation_facet_counts_on_delete AFTER DELETE ON investigations
+BEGIN
+    UPDATE investigation_facet_counts SET n = n - 1
+    WHERE group_key IN (
+        json_array('all', OLD.status, OLD.canceled, OLD.priority, NULL, NULL, NULL, NULL,
+            NULL, NULL),
+        json_array('type', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, NULL, NULL,
+            NULL, NULL, NULL),
+        json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
+            OLD.direct_source_label, NULL, NULL, NULL, NULL),
+        json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
+            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key));
+END;
+
+CREATE TRIGGER investigation_facet_counts_on_insert AFTER INSERT ON investigations
+BEGIN
+    INSERT INTO investigation_facet_counts (group_key, facet, status, canceled, priority,
+        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT json_array(facet, NEW.status, NEW.canceled, NEW.priority, alert_type,
+               direct_source_label, tenant_union_id, tenant_id, tenant_label,
+               tenant_integration_key),
+           facet, NEW.status, NEW.canceled, NEW.priority, alert_type, direct_source_label,
+           tenant_union_id, tenant_id, tenant_label, tenant_integration_key, 1
+    FROM (
+        SELECT 'all' AS facet, NULL AS alert_type, NULL AS direct_source_label,
+               NULL AS tenant_union_id, NULL AS tenant_id, NULL AS tenant_label,
+               NULL AS tenant_integration_key
+        UNION ALL SELECT 'type', NEW.alert_type, NULL, NULL, NULL, NULL, NULL
+        UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
+        UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
+               NEW.tenant_label, NEW.tenant_integration_key
+    ) WHERE true
+    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_facet_counts_on_update
+AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
+    tenant_id, tenant_label, tenant_integration_key ON investigations
+WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
+    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
+    OR OLD.direct_source_label IS NOT NEW.direct_source_label
+    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
+    OR OLD.tenant_label IS NOT NEW.tenant_label
+    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
+BEGIN
+    UPDATE investigation_facet_counts SET n = n - 1
+    WHERE group_key IN (
+        json_array('all', OLD.status, OLD.canceled, OLD.priority, NULL, NULL, NULL, NULL,
+            NULL, NULL),
+        json_array('type', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, NULL, NULL,
+            NULL, NULL, NULL),
+        json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
+            OLD.direct_source_label, NULL, NULL, NULL, NULL),
+        json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
+            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key));
+    INSERT INTO investigation_facet_counts (group_key, facet, status, canceled, priority,
+        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT json_array(facet, NEW.status, NEW.canceled, NEW.priority, alert_type,
+               direct_source_label, tenant_union_id, tenant_id, tenant_label,
+               tenant_integration_key),
+           facet, NEW.status, NEW.canceled, NEW.priority, alert_type, direct_source_label,
+           tenant_union_id, tenant_id, tenant_label, tenant_integration_key, 1
+    FROM (
+        SELECT 'all' AS facet, NULL AS alert_type, NULL AS direct_source_label,
+               NULL AS tenant_union_id, NULL AS tenant_id, NULL AS tenant_label,
+               NULL AS tenant_integration_key
+        UNION ALL SELECT 'type', NEW.alert_type, NULL, NULL, NULL, NULL, NULL
+        UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
+        UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
+               NEW.tenant_label, NEW.tenant_integration_key
+    ) WHERE true
+    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_hour_counts_drop_zero AFTER UPDATE OF n
+ON investigation_hour_counts WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_hour_counts WHERE status = NEW.status AND hour = NEW.hour;
+END;
+
 CREATE TRIGGER investigation_hour_counts_on_delete AFTER DELETE ON investigations
 BEGIN
     UPDATE investigation_hour_counts SET n = n - 1
@@ -649,6 +762,12 @@ BEGIN
     VALUES (NEW.status, (NEW.alert_create_time
         - ((NEW.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000, 1)
     ON CONFLICT (status, hour) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_tag_counts_drop_zero AFTER UPDATE OF n ON investigation_tag_counts
+WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_tag_counts WHERE group_key = NEW.group_key;
 END;
 
 CREATE TRIGGER investigation_tag_counts_on_delete AFTER DELETE ON investigation_tags

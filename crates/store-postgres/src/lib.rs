@@ -115,6 +115,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "data_sources",
         sql: include_str!("../migrations/0020_data_sources.sql"),
     },
+    Migration {
+        version: 21,
+        name: "facet_counts",
+        sql: include_str!("../migrations/0021_facet_counts.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -1,11 +1,16 @@
 //! Listing investigations: every filter of SPEC's list endpoint, a total order (ties are
 //! broken by id, so pages never repeat or skip), and the total count.
 //!
-//! A list never counts a million rows. `investigation_counts` holds exact counts per
-//! combination of the equality-filtered columns (state, stop reason, priority, type,
-//! source, tenant columns), kept by triggers in the same transaction as every change
-//! (migration 0007; in place on SQLite, as insert-only deltas on PostgreSQL that a
-//! background task folds, so concurrent writers never wait on a counter).
+//! A list never counts a million rows, nor sums a row per distinct type. Triggers keep
+//! exact counts in the same transaction as every change (in place on SQLite, where a row
+//! that reaches zero is dropped; as insert-only deltas on PostgreSQL that a background
+//! task folds, dropping sums of zero, so concurrent writers never wait on a counter).
+//! `investigation_facet_counts` (migration facet_counts) holds them per state, stop reason
+//! and priority, alone and with each of type, source and tenant: a list whose equality
+//! filters name at most one of those sums the rows of the values it names. Only a list
+//! filtering two of them sums `investigation_counts` (migration 0007), one row per
+//! combination of every equality-filtered column. `count_from` decides, from the query
+//! alone.
 //! `investigation_tag_counts` does the same per insight tag (migration 0008): a list
 //! filtered by tags sums the largest tag's count and reads only the other tags' rows, so a
 //! union costs what its smaller tags cost; under an alert-creation range the tag rows carry
@@ -111,6 +116,7 @@ async fn count_by_state(
             rows_count(one_state)
         }
         CountFrom::Combinations => SUM_COUNTS_BY_STATE,
+        CountFrom::Facet(facet) => facet.sum_by_state(),
         CountFrom::Rows => rows_count(one_state),
     });
     push_states(&mut count, "i.status", query)?;
@@ -413,7 +419,12 @@ fn push_tag_rows(
 /// Where the exact count of a list comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum CountFrom<'a> {
-    /// `investigation_counts` (migration 0007): every filter is on one of its columns.
+    /// One facet of `investigation_facet_counts` (migration facet_counts): every filter is
+    /// on the state, stop reason, priority and at most one of type, source and tenant, so
+    /// the rows summed are those of the filtered values, whatever the number of others.
+    Facet(Facet),
+    /// `investigation_counts` (migration 0007): every filter is on one of its columns, and
+    /// more than one of type, source and tenant are filtered.
     Combinations,
     /// The tags of these names (distinct), `count_tag_union`: the largest from
     /// `investigation_tag_counts` (migration 0008), or from its rows inside an
@@ -428,25 +439,97 @@ enum CountFrom<'a> {
     Rows,
 }
 
+/// The start of `Facet::sum_by_state`, up to the facet's name.
+macro_rules! sum_facet_by_state {
+    () => {
+        "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
+         FROM investigation_facet_counts i WHERE i.facet = "
+    };
+}
+
+/// A facet of `investigation_facet_counts`: which of the type, source and tenant columns
+/// its rows hold besides the state, stop reason and priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Facet {
+    All,
+    Type,
+    Source,
+    Tenant,
+}
+
+impl Facet {
+    /// Sums the facet's rows (alias `i`, like the investigations they count) per state;
+    /// the filters follow.
+    fn sum_by_state(self) -> &'static str {
+        match self {
+            Facet::All => concat!(sum_facet_by_state!(), "'all' AND "),
+            Facet::Type => concat!(sum_facet_by_state!(), "'type' AND "),
+            Facet::Source => concat!(sum_facet_by_state!(), "'source' AND "),
+            Facet::Tenant => concat!(sum_facet_by_state!(), "'tenant' AND "),
+        }
+    }
+}
+
+/// Where the count of `query` comes from: a pure function of the query. Every field is
+/// named, so that a new filter does not compile until someone decides how it is counted.
 fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
-    if has_search(query) {
+    let InvestigationQuery {
+        // Every kept count is per state, stop reason and priority.
+        states: _,
+        priorities: _,
+        stopped_reasons: _,
+        alert_create,
+        alert_start,
+        investigation_complete,
+        feedback_updated,
+        alert_tenants,
+        alert_types,
+        direct_source_labels,
+        insight_tag_names,
+        search,
+        tenant_id,
+        tenant_integration_key,
+        // The order and the page do not change the count.
+        sort: _,
+        direction: _,
+        limit: _,
+        offset: _,
+    } = query;
+    if search
+        .as_deref()
+        .is_some_and(|text| !search_phrases(text).is_empty())
+    {
         return CountFrom::Rows;
     }
-    if !query.insight_tag_names.is_empty()
-        && (!has_time_ranges(query) || !query.alert_create.is_open())
-    {
-        let mut names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
+    let other_ranges = [alert_start, investigation_complete, feedback_updated]
+        .iter()
+        .any(|range| !range.is_open());
+    let ranged = other_ranges || !alert_create.is_open();
+    if !insight_tag_names.is_empty() && (!ranged || !alert_create.is_open()) {
+        let mut names: Vec<&str> = insight_tag_names.iter().map(String::as_str).collect();
         names.sort_unstable();
         names.dedup();
         return CountFrom::Tags(names);
     }
-    if has_time_ranges(query) {
-        if !has_other_time_ranges(query) && !has_grouped_filters(query) {
+    if ranged {
+        if !other_ranges && !has_grouped_filters(query) {
             return CountFrom::Hours;
         }
         return CountFrom::Rows;
     }
-    CountFrom::Combinations
+    let tenant =
+        !alert_tenants.is_empty() || tenant_id.is_some() || tenant_integration_key.is_some();
+    match (
+        !alert_types.is_empty(),
+        !direct_source_labels.is_empty(),
+        tenant,
+    ) {
+        (false, false, false) => CountFrom::Facet(Facet::All),
+        (true, false, false) => CountFrom::Facet(Facet::Type),
+        (false, true, false) => CountFrom::Facet(Facet::Source),
+        (false, false, true) => CountFrom::Facet(Facet::Tenant),
+        _ => CountFrom::Combinations,
+    }
 }
 
 /// Sums `investigation_counts` (alias `i`, like the investigations it counts) per state;
@@ -616,7 +699,7 @@ async fn page_branches(
             })
             .collect());
     }
-    let mut in_states = SqlBuilder::new(SUM_COUNTS_BY_STATE);
+    let mut in_states = SqlBuilder::new(Facet::All.sum_by_state());
     push_states(&mut in_states, "i.status", query)?;
     in_states.push(" GROUP BY i.status");
     let sizes = sizes_by_state(connection, in_states).await?;
@@ -1149,6 +1232,12 @@ pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
     fold_deltas(pool, "investigation_counts", count_columns!()).await?;
     fold_deltas(
         pool,
+        "investigation_facet_counts",
+        concat!("facet, ", count_columns!()),
+    )
+    .await?;
+    fold_deltas(
+        pool,
         "investigation_tag_counts",
         concat!("name, ", count_columns!()),
     )
@@ -1186,6 +1275,146 @@ async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str) -> StoreResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_come_from_the_fewest_kept_rows_the_filters_allow() {
+        let day = TimeRange {
+            from: Some(chrono::DateTime::from_timestamp(86_400, 0).unwrap()),
+            until: Some(chrono::DateTime::from_timestamp(2 * 86_400, 0).unwrap()),
+        };
+        let text = |values: &[&str]| values.iter().map(|v| v.to_string()).collect::<Vec<_>>();
+        let base = InvestigationQuery::default;
+        let cases: Vec<(&str, InvestigationQuery, CountFrom<'static>)> = vec![
+            ("default", base(), CountFrom::Facet(Facet::All)),
+            (
+                "states, priorities and stop reasons",
+                InvestigationQuery {
+                    states: vec![InvestigationStatus::Error, InvestigationStatus::Success],
+                    priorities: vec![Some(Priority::Urgent), None],
+                    stopped_reasons: vec![StopReason::Error],
+                    ..base()
+                },
+                CountFrom::Facet(Facet::All),
+            ),
+            (
+                "types",
+                InvestigationQuery {
+                    alert_types: text(&["a", "b"]),
+                    priorities: vec![None],
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Type),
+            ),
+            (
+                "sources",
+                InvestigationQuery {
+                    direct_source_labels: text(&["EDR"]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Source),
+            ),
+            (
+                "every tenant filter",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme"]),
+                    tenant_id: Some("t".into()),
+                    tenant_integration_key: Some("k".into()),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "type and source",
+                InvestigationQuery {
+                    alert_types: text(&["a"]),
+                    direct_source_labels: text(&["EDR"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "type and tenant",
+                InvestigationQuery {
+                    alert_types: text(&["a"]),
+                    tenant_id: Some("t".into()),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "alert-creation range",
+                InvestigationQuery {
+                    alert_create: day,
+                    ..base()
+                },
+                CountFrom::Hours,
+            ),
+            (
+                "alert-creation range and a type",
+                InvestigationQuery {
+                    alert_create: day,
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "another range",
+                InvestigationQuery {
+                    feedback_updated: day,
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "tags, repeated",
+                InvestigationQuery {
+                    insight_tag_names: text(&["b", "a", "b"]),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Tags(vec!["a", "b"]),
+            ),
+            (
+                "tags under an alert-creation range",
+                InvestigationQuery {
+                    insight_tag_names: text(&["a"]),
+                    alert_create: day,
+                    ..base()
+                },
+                CountFrom::Tags(vec!["a"]),
+            ),
+            (
+                "tags under another range",
+                InvestigationQuery {
+                    insight_tag_names: text(&["a"]),
+                    alert_start: day,
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search of no words",
+                InvestigationQuery {
+                    search: Some(" !! ".into()),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Type),
+            ),
+        ];
+        for (name, query, expected) in &cases {
+            assert_eq!(&count_from(query), expected, "{name}");
+        }
+    }
 
     #[test]
     fn the_rest_of_an_hour_is_counted_for_a_partial_hour_of_more_than_half() {

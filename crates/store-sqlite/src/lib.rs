@@ -117,6 +117,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "data_sources",
         sql: include_str!("../migrations/0021_data_sources.sql"),
     },
+    Migration {
+        version: 22,
+        name: "facet_counts",
+        sql: include_str!("../migrations/0022_facet_counts.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.
