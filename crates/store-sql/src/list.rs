@@ -685,41 +685,63 @@ async fn page_branches(
     matches: &[(InvestigationStatus, u64)],
     page_end: u64,
 ) -> StoreResult<Vec<Branch>> {
+    let mut kept = KeptSizes::default();
+    if needs_state_sizes(query) {
+        let mut in_states = SqlBuilder::new(Facet::All.sum_by_state());
+        push_states(&mut in_states, "i.status", query)?;
+        in_states.push(" GROUP BY i.status");
+        kept.in_state = sizes_by_state(connection, in_states).await?;
+        if tags_in_alert_create_range(query) {
+            kept.tagged = tagged_by_state(connection, dialect, query).await?;
+        }
+    }
+    Ok(plan_branches(query, matches, &kept, page_end))
+}
+
+/// The kept counts `plan_branches` weighs, per state: every investigation in the state,
+/// and those carrying any of the query's tags (an investigation with two counts twice).
+#[derive(Debug, Default)]
+struct KeptSizes {
+    in_state: Vec<(InvestigationStatus, u128)>,
+    tagged: Vec<(InvestigationStatus, u128)>,
+}
+
+impl KeptSizes {
+    fn of(sizes: &[(InvestigationStatus, u128)], state: InvestigationStatus) -> u128 {
+        sizes
+            .iter()
+            .find(|(sized, _)| *sized == state)
+            .map_or(0, |(_, size)| *size)
+    }
+}
+
+/// Whether `plan_branches` weighs the states' sizes: only when some filter narrows a state
+/// and the sort order does not seek into a time range asked for.
+fn needs_state_sizes(query: &InvestigationQuery) -> bool {
+    let ranged = has_time_ranges(query) && !tags_in_alert_create_range(query);
+    !(ranged && sort_seeks_into_range(query)) && has_filters_beyond_states(query)
+}
+
+/// How each state's part of the page is read, from the query, the exact `matches` per
+/// state and the kept sizes alone: a pure function, no I/O.
+fn plan_branches(
+    query: &InvestigationQuery,
+    matches: &[(InvestigationStatus, u64)],
+    kept: &KeptSizes,
+    page_end: u64,
+) -> Vec<Branch> {
     let tags_in_range = tags_in_alert_create_range(query);
     let ranged = has_time_ranges(query) && !tags_in_range;
     let unseekable_range = ranged && !sort_seeks_into_range(query);
-    if (ranged && !unseekable_range) || !has_filters_beyond_states(query) {
-        return Ok(matches
-            .iter()
-            .map(|(state, _)| Branch {
-                state: *state,
-                access: Access::Any,
-                priority_rank: None,
-                day: None,
-            })
-            .collect());
-    }
-    let mut in_states = SqlBuilder::new(Facet::All.sum_by_state());
-    push_states(&mut in_states, "i.status", query)?;
-    in_states.push(" GROUP BY i.status");
-    let sizes = sizes_by_state(connection, in_states).await?;
-    let tagged = if tags_in_range {
-        tagged_by_state(connection, dialect, query).await?
-    } else {
-        Vec::new()
-    };
-    let size_in = |sizes: &[(InvestigationStatus, u128)], state: &InvestigationStatus| {
-        sizes
-            .iter()
-            .find(|(sized, _)| sized == state)
-            .map_or(0, |(_, size)| *size)
-    };
-    Ok(matches
+    let weighed = needs_state_sizes(query);
+    matches
         .iter()
         .map(|(state, matching)| {
-            let in_state = size_in(&sizes, state);
+            let in_state = KeptSizes::of(&kept.in_state, *state);
             let matching = u128::from(*matching);
-            let access = if unseekable_range {
+            let access = if !weighed {
+                Access::Any
+            } else if unseekable_range {
                 // The worst walk passes every investigation outside the range first.
                 let worst_walk = in_state.saturating_sub(matching)
                     + u128::from(page_end) * in_state / matching.max(1);
@@ -738,8 +760,9 @@ async fn page_branches(
                     SortKey::Priority => Some(priority_ranks().len() as u128),
                     _ => None,
                 };
+                let tagged = KeptSizes::of(&kept.tagged, *state);
                 if walks.is_some_and(|walks| {
-                    walks * u128::from(page_end) * in_state < matching * size_in(&tagged, state)
+                    walks * u128::from(page_end) * in_state < matching * tagged
                 }) {
                     Access::SortOrder
                 } else {
@@ -758,7 +781,7 @@ async fn page_branches(
                 day: None,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// Whether the sort order's index seeks into the query's time range: its first sort column
@@ -1275,6 +1298,109 @@ async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str) -> StoreResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_walk_the_sort_order_or_read_the_matches_whichever_reads_fewer() {
+        use InvestigationStatus::{Error, Success};
+        let day = TimeRange {
+            from: Some(chrono::DateTime::from_timestamp(86_400, 0).unwrap()),
+            until: Some(chrono::DateTime::from_timestamp(2 * 86_400, 0).unwrap()),
+        };
+        let one_type = || InvestigationQuery {
+            alert_types: vec!["a".into()],
+            states: vec![Success, Error],
+            ..InvestigationQuery::default()
+        };
+        let million = vec![(Success, 1_000_000), (Error, 1_000)];
+        let kept = |tagged: u128| KeptSizes {
+            in_state: million.clone(),
+            tagged: vec![(Success, tagged)],
+        };
+        type Case = (
+            &'static str,
+            InvestigationQuery,
+            Vec<(InvestigationStatus, u64)>,
+            u128,
+            Vec<Access>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "states only: the sort order",
+                InvestigationQuery::default(),
+                vec![(Success, 10)],
+                0,
+                vec![Access::Any],
+            ),
+            (
+                "a rare type reads its matches; a common one walks",
+                one_type(),
+                vec![(Success, 10), (Error, 900)],
+                0,
+                vec![Access::Matches, Access::SortOrder],
+            ),
+            (
+                "a range the sort order seeks into keeps the planner's choice",
+                InvestigationQuery {
+                    alert_create: day,
+                    ..one_type()
+                },
+                vec![(Success, 10)],
+                0,
+                vec![Access::Any],
+            ),
+            (
+                "a range it cannot seek into walks only if even the worst walk is shorter",
+                InvestigationQuery {
+                    feedback_updated: day,
+                    ..one_type()
+                },
+                vec![(Success, 1_000), (Error, 1_000)],
+                0,
+                vec![Access::Matches, Access::Any],
+            ),
+            (
+                "common tags in an alert-creation range walk that order",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                900_000,
+                vec![Access::SortOrder],
+            ),
+            (
+                "rare tags in it read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                1_000,
+                vec![Access::Matches],
+            ),
+            (
+                "tags in a range under an order that cannot seek read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    sort: SortKey::InvestigationCreate,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                900_000,
+                vec![Access::Matches],
+            ),
+        ];
+        for (name, query, matches, tagged, expected) in cases {
+            let planned: Vec<Access> = plan_branches(&query, &matches, &kept(tagged), 50)
+                .iter()
+                .map(|branch| branch.access)
+                .collect();
+            assert_eq!(planned, expected, "{name}");
+        }
+    }
 
     #[test]
     fn counts_come_from_the_fewest_kept_rows_the_filters_allow() {
