@@ -351,6 +351,153 @@ fn default_questions(case: &Case<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The kind of identity that acted: what fits a person (reset the password, ask them) does
+/// not fit a service (rotate its credential, ask its owner) or a workload (revoke its role's
+/// sessions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IdentityKind {
+    Human,
+    Service,
+    Workload,
+}
+
+/// Name parts of workload identities: cloud roles, instance profiles, cluster service
+/// accounts, managed identities.
+const WORKLOAD_MARKS: &[&str] = &[
+    "assumed-role",
+    ":role/",
+    "instance-profile",
+    "system:serviceaccount",
+    "gserviceaccount.com",
+    "managed identity",
+    "managedidentity",
+];
+/// Name parts of service accounts that the context does not list.
+const SERVICE_MARKS: &[&str] = &[
+    "svc-",
+    "svc_",
+    "svc.",
+    "service",
+    "-bot",
+    "[bot]",
+    "ci-",
+    "deploy",
+    "automation",
+    "pipeline",
+    "robot",
+    "daemon",
+];
+
+pub(crate) fn identity_kind(case: &Case<'_>, name: &str) -> IdentityKind {
+    if let Some(knowledge) = case.lookup(EntityKind::User, name) {
+        if knowledge.service_account.is_some() || knowledge.honeytoken.is_some() {
+            return IdentityKind::Service;
+        }
+        if knowledge.identity.is_some() {
+            return IdentityKind::Human;
+        }
+    }
+    let lowered = name.to_lowercase();
+    if WORKLOAD_MARKS.iter().any(|mark| lowered.contains(mark)) {
+        IdentityKind::Workload
+    } else if SERVICE_MARKS.iter().any(|mark| lowered.contains(mark)) {
+        IdentityKind::Service
+    } else {
+        IdentityKind::Human
+    }
+}
+
+/// The identity that acted: the one that signed in, called the cloud API or ran the process.
+fn acting_identity(case: &Case<'_>) -> Option<String> {
+    let signals = case.signals;
+    signals
+        .sign_in
+        .as_ref()
+        .and_then(|sign_in| sign_in.user.clone())
+        .or_else(|| {
+            signals
+                .cloud
+                .as_ref()
+                .and_then(|cloud| cloud.principal.clone())
+        })
+        .or_else(|| {
+            signals
+                .process
+                .as_ref()
+                .and_then(|process| process.user.clone())
+        })
+        .or_else(|| case.people().first().map(|person| (*person).to_string()))
+}
+
+/// Where the activity came from, when the alert says: the host that owns the source
+/// address, else a named host that is not the critical target it reached (the laptop, not
+/// the domain controller it authenticated to).
+fn source_host(case: &Case<'_>) -> Option<String> {
+    let signals = case.signals;
+    let source_ip = signals
+        .network
+        .as_ref()
+        .and_then(|network| network.source_ip.as_deref())
+        .or_else(|| {
+            signals
+                .sign_in
+                .as_ref()
+                .and_then(|sign_in| sign_in.source_ip.as_deref())
+        });
+    if let Some(host) = source_ip
+        .and_then(|ip| case.lookup(EntityKind::Ip, ip))
+        .and_then(|knowledge| knowledge.asset.map(|asset| asset.host.clone()))
+    {
+        return Some(host);
+    }
+    let hosts = case.hosts();
+    if hosts.len() < 2 {
+        return None;
+    }
+    let critical = |host: &str| {
+        case.lookup(EntityKind::Host, host)
+            .and_then(|knowledge| knowledge.asset)
+            .is_some_and(|asset| asset.critical)
+    };
+    if !hosts.iter().any(|host| critical(host)) {
+        return None;
+    }
+    hosts
+        .iter()
+        .find(|host| !critical(host))
+        .map(|host| (*host).to_string())
+}
+
+/// AWS access key ids the alert names (AKIA… long-term, ASIA… temporary).
+fn access_keys(case: &Case<'_>) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for entity in &case.alert.entities {
+        let value = entity.value.as_str();
+        let is_key = value.len() == 20
+            && (value.starts_with("AKIA") || value.starts_with("ASIA"))
+            && value
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric());
+        if is_key && !keys.iter().any(|known| known == value) {
+            keys.push(value.to_string());
+        }
+    }
+    keys
+}
+
+/// What to do about the acting identity's credential, fitted to its kind.
+fn credential_step(kind: IdentityKind, who: &str) -> String {
+    match kind {
+        IdentityKind::Human => format!("Reset the password of {who} and revoke their sessions"),
+        IdentityKind::Service => format!(
+            "Disable {who} or rotate its credential (keys, tokens, password) now, and find where it was taken from"
+        ),
+        IdentityKind::Workload => format!(
+            "Revoke the active sessions of {who}, rotate its credentials and investigate the workload it belongs to"
+        ),
+    }
+}
+
 fn remediations(case: &Case<'_>, judgements: &[Judgement], verdict: &Verdict) -> Vec<String> {
     let mut list: Vec<String> = Vec::new();
     let relevant = |judgement: &&Judgement| match verdict.outcome {
@@ -370,23 +517,56 @@ fn remediations(case: &Case<'_>, judgements: &[Judgement], verdict: &Verdict) ->
             add(&mut list, remediation.clone());
         }
     }
+    let actor = acting_identity(case);
+    let actor_kind = actor.as_deref().map(|who| identity_kind(case, who));
     match verdict.outcome {
         Outcome::BreachedConfirmed => {
-            // The general steps, unless a finding already asked for the same in detail.
-            for host in case.hosts().iter().take(3) {
-                if !already_asked(&list, host, "isolate") {
+            // The acting identity's credential first, fitted to its kind, and any key it used.
+            for key in access_keys(case) {
+                if !already_asked(&list, &key, "disable") {
                     add(
                         &mut list,
-                        format!("Isolate {host} until it is cleaned or rebuilt"),
+                        format!(
+                            "Disable the access key {key} now and create a new one only after the investigation"
+                        ),
                     );
                 }
             }
-            for person in case.people().iter().take(3) {
-                if !already_asked(&list, person, "password") {
-                    add(
-                        &mut list,
-                        format!("Reset the password of {person} and revoke their sessions"),
-                    );
+            if let (Some(who), Some(kind)) = (actor.as_deref(), actor_kind)
+                && !["password", "rotate", "revoke", "disable"]
+                    .iter()
+                    .any(|verb| already_asked(&list, who, verb))
+            {
+                add(&mut list, credential_step(kind, who));
+            }
+            // Then the asset the activity came from; the target it reached is reviewed, not
+            // cut off (isolating a domain controller stops the business, not the intruder).
+            match source_host(case) {
+                Some(source) => {
+                    if !already_asked(&list, &source, "isolate") {
+                        add(
+                            &mut list,
+                            format!(
+                                "Isolate {source}, where the activity came from, until it is cleaned or rebuilt"
+                            ),
+                        );
+                    }
+                    for host in case.hosts().iter().filter(|host| **host != source).take(3) {
+                        add(
+                            &mut list,
+                            format!("Review what was done on {host} from {source} and undo it"),
+                        );
+                    }
+                }
+                None => {
+                    for host in case.hosts().iter().take(3) {
+                        if !already_asked(&list, host, "isolate") {
+                            add(
+                                &mut list,
+                                format!("Isolate {host} until it is cleaned or rebuilt"),
+                            );
+                        }
+                    }
                 }
             }
             add(
@@ -396,11 +576,16 @@ fn remediations(case: &Case<'_>, judgements: &[Judgement], verdict: &Verdict) ->
             );
         }
         Outcome::BreachedSuspicious => {
-            if let Some(person) = case.person_phrase() {
-                add(
+            match (actor.as_deref(), actor_kind) {
+                (Some(who), Some(IdentityKind::Human)) => add(
                     &mut list,
-                    format!("Ask {person} whether they recognise this activity"),
-                );
+                    format!("Ask {who} whether they recognise this activity"),
+                ),
+                (Some(who), Some(_)) => add(
+                    &mut list,
+                    format!("Ask the owner of {who} whether this activity is part of its job"),
+                ),
+                _ => {}
             }
             add(
                 &mut list,

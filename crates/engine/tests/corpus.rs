@@ -86,6 +86,31 @@ fn check(case: &Value, result: &InvestigationResult) -> Vec<String> {
             result.mitre_tactic
         ));
     }
+    // What to do: every step named must be recommended, and no step may say what must never
+    // be (asking a service account a question, isolating the target instead of the source).
+    let steps = result.recommended_remediations.join("\n");
+    for wanted in expect["remediation_mentions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let wanted = wanted.as_str().unwrap_or_default();
+        if !steps.contains(wanted) {
+            problems.push(format!("no remediation mentions {wanted:?}: {steps}"));
+        }
+    }
+    for never in expect["remediation_never"].as_array().into_iter().flatten() {
+        let never = never.as_str().unwrap_or_default();
+        if steps.contains(never) {
+            problems.push(format!("a remediation says {never:?}: {steps}"));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for step in &result.recommended_remediations {
+        if !seen.insert(step.as_str()) {
+            problems.push(format!("the remediation {step:?} is repeated"));
+        }
+    }
     problems
 }
 
