@@ -42,6 +42,21 @@ CREATE TABLE alert_sightings (
     latest_content_hash TEXT NOT NULL
 );
 
+CREATE TABLE alert_source_counters (
+    direct_source_label TEXT NOT NULL,
+    tenant_union_id INTEGER NOT NULL,
+    last_position INTEGER NOT NULL,
+    PRIMARY KEY (direct_source_label, tenant_union_id)
+) WITHOUT ROWID;
+
+CREATE TABLE alert_source_positions (
+    alert_id INTEGER PRIMARY KEY,
+    direct_source_label TEXT NOT NULL,
+    tenant_union_id INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    position INTEGER NOT NULL
+);
+
 CREATE TABLE alerts (
     id INTEGER PRIMARY KEY,
     -- The dedupe identity (sleuth_store::alert_identity): one row per alert per tenant.
@@ -489,6 +504,9 @@ CREATE TABLE users (
     updated_at INTEGER NOT NULL
 );
 
+CREATE INDEX alert_source_positions_by_time
+    ON alert_source_positions (direct_source_label, tenant_union_id, created_at, position);
+
 CREATE INDEX alerts_by_coalesce_key ON alerts (coalesce_key, created_at) WHERE coalesce_key IS NOT NULL;
 
 CREATE INDEX alerts_by_source ON alerts (direct_source_label, tenant_union_id, created_at);
@@ -587,6 +605,21 @@ CREATE INDEX system_events_by_time ON system_events (created_at, id);
 CREATE INDEX system_events_by_trigger ON system_events (trigger_name, created_at);
 
 CREATE INDEX trigger_runs_by_investigation ON trigger_runs (investigation_id) WHERE investigation_id IS NOT NULL;
+
+CREATE TRIGGER alert_source_positions_on_insert AFTER INSERT ON alerts
+BEGIN
+    INSERT INTO alert_source_counters (direct_source_label, tenant_union_id, last_position)
+    VALUES (NEW.direct_source_label, NEW.tenant_union_id, 1)
+    ON CONFLICT (direct_source_label, tenant_union_id)
+    DO UPDATE SET last_position = last_position + 1;
+    INSERT INTO alert_source_positions (alert_id, direct_source_label, tenant_union_id,
+        created_at, position)
+    SELECT NEW.id, NEW.direct_source_label, NEW.tenant_union_id, NEW.created_at,
+           last_position
+    FROM alert_source_counters
+    WHERE direct_source_label = NEW.direct_source_label
+        AND tenant_union_id = NEW.tenant_union_id;
+END;
 
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN

@@ -112,6 +112,7 @@ fn claimed_jobs(rows: &[AnyRow]) -> StoreResult<HashMap<String, Vec<ClaimedJob>>
 
 pub async fn load_job(
     pool: &AnyPool,
+    dialect: Dialect,
     job: &ClaimedJob,
     windows: GuardWindows,
 ) -> StoreResult<JobInput> {
@@ -124,23 +125,33 @@ pub async fn load_job(
     let alert = &investigation.alert;
     let tenant_union_id = alert.tenant_union.id;
     let received = micros(alert.created_at);
+    let window_start = received - windows.burst_window.num_microseconds().unwrap_or(0);
     let burst_count: i64 = if windows.burst_count_limit == 0 {
         0
     } else {
-        sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM alerts WHERE direct_source_label = $1 \
-             AND tenant_union_id = $2 \
-             AND created_at > $3 AND created_at <= $4 AND id <= $5 LIMIT {}) AS window_alerts",
-            windows.burst_count_limit
-        )))
-        .bind(&alert.parsed.direct_source_label)
-        .bind(tenant_union_id)
-        .bind(received - windows.burst_window.num_microseconds().unwrap_or(0))
-        .bind(received)
-        .bind(alert.id)
-        .fetch_one(&mut *connection)
-        .await
-        .db()?
+        let positions = match dialect {
+            Dialect::Sqlite => {
+                burst_by_positions(&mut connection, alert, window_start, windows).await?
+            }
+            Dialect::Postgres => None,
+        };
+        match positions {
+            Some(count) => count,
+            None => sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM alerts WHERE direct_source_label = $1 \
+                 AND tenant_union_id = $2 \
+                 AND created_at > $3 AND created_at <= $4 AND id <= $5 LIMIT {}) AS window_alerts",
+                windows.burst_count_limit
+            )))
+            .bind(&alert.parsed.direct_source_label)
+            .bind(tenant_union_id)
+            .bind(window_start)
+            .bind(received)
+            .bind(alert.id)
+            .fetch_one(&mut *connection)
+            .await
+            .db()?,
+        }
     };
     let coalesce_key = alert
         .parsed
@@ -168,6 +179,33 @@ pub async fn load_job(
         burst_count: u64::try_from(burst_count).unwrap_or(0),
         coalesce_first,
     })
+}
+
+/// The burst guard's count on SQLite, from the positions migration 0023 keeps: the
+/// alert's position among its source's alerts less that of the first alert of the window,
+/// plus one, capped at the limit. Two index seeks, whatever the threshold. `None` when the
+/// alert has no position (then its alerts are counted).
+async fn burst_by_positions(
+    connection: &mut sqlx::AnyConnection,
+    alert: &sleuth_store::AlertRecord,
+    window_start: i64,
+    windows: GuardWindows,
+) -> StoreResult<Option<i64>> {
+    let count: Option<i64> = sqlx::query_scalar(
+        "SELECT here.position - (SELECT first.position FROM alert_source_positions first \
+         WHERE first.direct_source_label = here.direct_source_label \
+         AND first.tenant_union_id = here.tenant_union_id AND first.created_at > $1 \
+         ORDER BY first.created_at, first.position LIMIT 1) + 1 \
+         FROM alert_source_positions here WHERE here.alert_id = $2",
+    )
+    .bind(window_start)
+    .bind(alert.id)
+    .fetch_optional(&mut *connection)
+    .await
+    .db()?
+    .flatten();
+    let limit = i64::try_from(windows.burst_count_limit).unwrap_or(i64::MAX);
+    Ok(count.map(|count| count.clamp(0, limit)))
 }
 
 /// A finished job on its way to the store.

@@ -122,6 +122,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "facet_counts",
         sql: include_str!("../migrations/0022_facet_counts.sql"),
     },
+    Migration {
+        version: 23,
+        name: "source_positions",
+        sql: include_str!("../migrations/0023_source_positions.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

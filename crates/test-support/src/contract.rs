@@ -2748,8 +2748,18 @@ pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn St
             .unwrap();
         story_ids.push(id.investigation_id());
     }
+    // Another source's alert inside the window counts for neither.
+    let other = parsed_alert("scan", "EDR", 2, &[]);
+    store
+        .create_investigation(new_alert(other, json!({"edr": 2}), None), false)
+        .await
+        .unwrap();
     let jobs = store.claim_jobs("w", 10, lease(), time(5)).await.unwrap();
-    assert_eq!(jobs.len(), 4);
+    assert_eq!(jobs.len(), 5);
+    assert_eq!(
+        store.load_job(&jobs[4], windows).await.unwrap().burst_count,
+        1
+    );
     let first = store.load_job(&jobs[0], windows).await.unwrap();
     assert_eq!(
         first.coalesce_first, None,
@@ -2768,6 +2778,24 @@ pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn St
         store.load_job(&jobs[3], capped).await.unwrap().burst_count,
         2
     );
+    // Only the window before the alert counts: minutes 2 and 3 within 90 seconds of 3.
+    let short = GuardWindows {
+        burst_window: Duration::seconds(90),
+        ..windows
+    };
+    assert_eq!(
+        store.load_job(&jobs[3], short).await.unwrap().burst_count,
+        2
+    );
+    assert_eq!(
+        store.load_job(&jobs[2], short).await.unwrap().burst_count,
+        2
+    );
+    let none = GuardWindows {
+        burst_window: Duration::zero(),
+        ..windows
+    };
+    assert_eq!(store.load_job(&jobs[3], none).await.unwrap().burst_count, 0);
     let off = GuardWindows {
         burst_count_limit: 0,
         coalesce_window: Duration::zero(),
