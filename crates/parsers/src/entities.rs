@@ -232,8 +232,25 @@ pub fn normalize_domain(text: &str) -> Option<String> {
     if !labels_valid {
         return None;
     }
+    if internal_name(&lowered) {
+        return Some(lowered);
+    }
     let domain = psl2::lookup(&lowered)?;
     (domain.is_known() && domain.registrable_domain().is_some()).then_some(lowered)
+}
+
+/// Top-level names reserved for internal and test use (RFC 2606 and 6761, ICANN's
+/// `.internal`) and those internal networks commonly use: no public suffix list knows
+/// them, and an organisation's own names live under them (`intranet.corp`, `git.internal`).
+const INTERNAL_SUFFIXES: &[&str] = &[
+    "example", "test", "internal", "corp", "local", "lan", "home", "intranet", "private",
+];
+
+/// A name of at least two labels under an internal top-level name.
+fn internal_name(lowered: &str) -> bool {
+    lowered
+        .rsplit_once('.')
+        .is_some_and(|(rest, top)| !rest.is_empty() && INTERNAL_SUFFIXES.contains(&top))
 }
 
 /// The registrable part of a domain ("mail.evil.co.uk" -> "evil.co.uk"): what an
@@ -563,6 +580,20 @@ mod tests {
         check(EntityKind::Domain, "report.docx", None);
         check(EntityKind::Domain, "co.uk", None);
         check(EntityKind::Domain, "localhost", None);
+        // Internal and test names have no public suffix, and are domains all the same.
+        check(EntityKind::Domain, "Intranet.Corp", Some("intranet.corp"));
+        check(
+            EntityKind::Domain,
+            "git.build.internal",
+            Some("git.build.internal"),
+        );
+        check(
+            EntityKind::Domain,
+            "holdout.example",
+            Some("holdout.example"),
+        );
+        check(EntityKind::Domain, "example", None);
+        check(EntityKind::Domain, "setup.exe", None);
         check(EntityKind::Domain, "203.0.113.9", None);
         check(EntityKind::Domain, "bad_label-.com", None);
         assert_eq!(registrable_domain("mail.evil.co.uk"), Some("evil.co.uk"));

@@ -249,7 +249,7 @@ mod tests {
         check(
             "j.smith@corp.local is the UPN; admin_ops is the break-glass account",
             &[
-                "user:j.smith@corp.local",
+                "email:j.smith@corp.local",
                 "user:admin_ops",
                 "user:break-glass",
             ],

@@ -79,8 +79,28 @@ pub struct IntelEntry {
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<u8>,
+    /// 0..=100. Read as any number so that a wrong one is refused with the field and the
+    /// range (`Context::build`), not a type error.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "whole_number"
+    )]
+    pub confidence: Option<f64>,
+}
+
+/// A confidence written back as the whole number it was read as (`confidence = 90`).
+fn whole_number<S: serde::Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        #[allow(clippy::cast_possible_truncation)]
+        Some(number) if number.fract() == 0.0 && number.abs() < 1e15 => {
+            serializer.serialize_i64(*number as i64)
+        }
+        Some(number) => serializer.serialize_f64(*number),
+        None => serializer.serialize_none(),
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -134,6 +154,9 @@ pub struct ServiceAccount {
     /// High-harm behaviours its job includes (backup_deletion for a backup job that prunes
     /// snapshots, ...); without them its listed job explains only ordinary work.
     pub behaviours: Vec<String>,
+    /// Behaviours this account never does (docs/context.md, "never" rules): an alert
+    /// claiming one is a violation the operator declared.
+    pub never: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -205,6 +228,8 @@ pub struct Identity {
     pub privileged: bool,
     pub security_team: bool,
     pub it_admin: bool,
+    /// Behaviours this person never does ("never" rules), as for service accounts.
+    pub never: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

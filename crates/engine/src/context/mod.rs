@@ -371,10 +371,25 @@ impl Context {
             ));
         }
         for account in &document.service_accounts {
+            let what = format!("service_accounts '{}'", account.user);
+            problems.extend(unknown_behaviours(&account.behaviours, &what));
             problems.extend(unknown_behaviours(
-                &account.behaviours,
-                &format!("service_accounts '{}'", account.user),
+                &account.never,
+                &format!("{what}: never"),
             ));
+        }
+        for identity in &document.identities {
+            let what = format!("identities '{}'", identity.user);
+            problems.extend(unknown_behaviours(
+                &identity.never,
+                &format!("{what}: never"),
+            ));
+            if let Some(location) = &identity.location {
+                problems.extend(country_problem(location, &format!("{what}: location")));
+            }
+        }
+        for country in &document.organization.usual_countries {
+            problems.extend(country_problem(country, "organization.usual_countries"));
         }
         for feed in &document.intel_feeds {
             if !matches!(feed.format.as_str(), "csv" | "stix" | "misp") {
@@ -558,15 +573,32 @@ impl Context {
 
     fn about_host<'c>(&'c self, value: &str, knowledge: &mut Knowledge<'c>) {
         let short = short_host(value);
+        // Names are looked up; patterns (`srv-web-*`) are tried after, in the order written.
+        let by_pattern = |hosts: &[String]| {
+            hosts.iter().any(|listed| is_pattern(listed)) && Context::host_in(value, hosts)
+        };
         knowledge.asset = self
             .assets_by_host
             .get(&short)
-            .map(|index| &self.document.assets[*index]);
+            .map(|index| &self.document.assets[*index])
+            .or_else(|| {
+                self.document
+                    .assets
+                    .iter()
+                    .find(|asset| by_pattern(std::slice::from_ref(&asset.host)))
+            });
         knowledge.scanner = self
             .scanner_hosts
             .get(&short)
-            .map(|index| &self.document.scanners[*index]);
-        knowledge.soc_test = self.soc_test_hosts.contains(&short);
+            .map(|index| &self.document.scanners[*index])
+            .or_else(|| {
+                self.document
+                    .scanners
+                    .iter()
+                    .find(|scanner| by_pattern(&scanner.hosts))
+            });
+        knowledge.soc_test =
+            self.soc_test_hosts.contains(&short) || by_pattern(&self.document.soc_tests.hosts);
     }
 
     fn push_intel<'c>(&'c self, knowledge: &mut Knowledge<'c>, kind: IntelKind, value: &str) {
@@ -656,10 +688,19 @@ impl Context {
             .any(|network| network.contains(&address))
     }
 
-    /// Whether `host` is one of `hosts` (compared by short name).
+    /// Whether `host` is one of `hosts`: compared by short name, or matched by a pattern
+    /// (`srv-web-*`, `*.build.example.com`; `*` is any run of characters, `?` one).
     pub fn host_in(host: &str, hosts: &[String]) -> bool {
         let short = short_host(host);
-        hosts.iter().any(|listed| short_host(listed) == short)
+        let full = host.trim().to_lowercase();
+        hosts.iter().any(|listed| {
+            if is_pattern(listed) {
+                let pattern = listed.trim().to_lowercase();
+                glob_match(&pattern, &short) || glob_match(&pattern, &full)
+            } else {
+                short_host(listed) == short
+            }
+        })
     }
 
     /// Whether `user` is one of `users`, however either is qualified.
@@ -674,6 +715,18 @@ impl Context {
 }
 
 /// A problem for each name that is not one of the behaviours an allowance may name.
+/// A country must be written as its ISO 3166 alpha-2 code, as alerts carry it.
+fn country_problem(country: &str, what: &str) -> Option<String> {
+    let code = country.trim();
+    let is_code = code.len() == 2 && code.bytes().all(|byte| byte.is_ascii_alphabetic());
+    (!is_code).then(|| {
+        format!(
+            "{what}: '{}' is not an ISO 3166 alpha-2 country code (write GB, US, DE, ...)",
+            crate::truncate(code, 40)
+        )
+    })
+}
+
 fn unknown_behaviours(names: &[String], what: &str) -> Vec<String> {
     names
         .iter()
@@ -697,30 +750,47 @@ fn intel_from_entry(entry: &IntelEntry) -> Result<Intel, String> {
     let value = entry.value.trim();
     let (kind, normalised) = sleuth_intel::normalize_indicator(entry.kind.as_deref(), value)
         .map_err(|rejected| format!("intel '{value}': {rejected}"))?;
-    let category = entry
-        .category
-        .as_deref()
-        .map(|category| {
+    // A category is one of the fixed list, or a feed's wording that maps onto one (STIX and
+    // MISP vocabularies); anything else is refused rather than read as "other".
+    let category = match entry.category.as_deref() {
+        None => "other".to_string(),
+        Some(category) => {
             let lowered = category.trim().to_ascii_lowercase();
             if sleuth_intel::CATEGORIES.contains(&lowered.as_str()) {
                 lowered
             } else {
                 sleuth_intel::categorize(category)
-                    .unwrap_or("other")
+                    .ok_or_else(|| {
+                        format!(
+                            "intel '{value}': category '{}' is not one of {}",
+                            crate::truncate(category, 60),
+                            sleuth_intel::CATEGORIES.join(", ")
+                        )
+                    })?
                     .to_string()
             }
-        })
-        .unwrap_or_else(|| "other".to_string());
+        }
+    };
+    let confidence = match entry.confidence {
+        None => sleuth_intel::DEFAULT_CONFIDENCE,
+        Some(number) if number.fract() == 0.0 && (0.0..=100.0).contains(&number) => {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let whole = number as u8;
+            whole
+        }
+        Some(number) => {
+            return Err(format!(
+                "intel '{value}': confidence must be a whole number from 0 to 100, not {number}"
+            ));
+        }
+    };
     Ok(Intel {
         kind: IntelKind::from(kind),
         value: normalised,
         category,
         description: entry.description.clone(),
         source: entry.source.clone(),
-        confidence: entry
-            .confidence
-            .unwrap_or(sleuth_intel::DEFAULT_CONFIDENCE)
-            .min(100),
+        confidence,
     })
 }
 
@@ -758,6 +828,41 @@ fn parse_network(text: &str) -> Option<IpNet> {
         return Some(network.trunc());
     }
     text.parse::<IpAddr>().ok().map(IpNet::from)
+}
+
+/// Whether a listed host is a pattern rather than a name.
+fn is_pattern(listed: &str) -> bool {
+    listed.contains(['*', '?'])
+}
+
+/// Shell-style matching of a lower-case name: `*` any run of characters, `?` one. Linear in
+/// the name for the patterns operators write (backtracking only to the last `*`).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    let (mut at_pattern, mut at_name) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while at_name < name.len() {
+        match pattern.get(at_pattern) {
+            Some('*') => {
+                star = Some((at_pattern, at_name));
+                at_pattern += 1;
+            }
+            Some(&wanted) if wanted == '?' || wanted == name[at_name] => {
+                at_pattern += 1;
+                at_name += 1;
+            }
+            _ => match star {
+                Some((star_pattern, star_name)) => {
+                    at_pattern = star_pattern + 1;
+                    at_name = star_name + 1;
+                    star = Some((star_pattern, star_name + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[at_pattern..].iter().all(|rest| *rest == '*')
 }
 
 /// The host name before its first dot, lower-cased: "WKS-0231.corp.example.com" is "wks-0231".
@@ -804,6 +909,117 @@ mod tests {
 
     fn about<'c>(context: &'c Context, kind: EntityKind, value: &str) -> Knowledge<'c> {
         context.about(&Entity::new(kind, value))
+    }
+
+    /// The problems `build` lists for a document, joined.
+    fn refused(text: &str) -> String {
+        let document = ContextDocument::from_toml(text).expect("the document reads");
+        match Context::build(document) {
+            Ok(_) => String::new(),
+            Err(ContextErrors(problems)) => problems.join("\n"),
+        }
+    }
+
+    #[test]
+    fn the_checker_is_strict_where_the_document_promises() {
+        for (confidence, shown) in [
+            ("500", "500"),
+            ("200", "200"),
+            ("-1", "-1"),
+            ("72.5", "72.5"),
+        ] {
+            let problem = refused(&format!(
+                "[[intel]]\nvalue = \"203.0.113.9\"\nconfidence = {confidence}\n"
+            ));
+            assert!(
+                problem.contains(
+                    "intel '203.0.113.9': confidence must be a whole number from 0 to 100"
+                ) && problem.contains(shown),
+                "{confidence}: {problem}"
+            );
+        }
+        let problem = refused("[[intel]]\nvalue = \"203.0.113.9\"\ncategory = \"made-up stuff\"\n");
+        assert!(
+            problem.contains("category 'made-up stuff' is not one of c2,"),
+            "{problem}"
+        );
+        let problem =
+            refused("[[identities]]\nuser = \"a@example.com\"\nlocation = \"United Kingdom\"\n");
+        assert!(
+            problem.contains(
+                "identities 'a@example.com': location: 'United Kingdom' is not an ISO 3166"
+            ),
+            "{problem}"
+        );
+        let problem = refused("[organization]\nusual_countries = [\"GB\", \"Germany\"]\n");
+        assert!(
+            problem.contains("'Germany'") && !problem.contains("'GB'"),
+            "{problem}"
+        );
+        let problem = refused("[[service_accounts]]\nuser = \"svc-x\"\nnever = [\"flying\"]\n");
+        assert!(
+            problem.contains("service_accounts 'svc-x': never: behaviours: 'flying'"),
+            "{problem}"
+        );
+        // What the docs allow loads: a whole confidence, a category a feed's words map onto,
+        // codes, known behaviours.
+        assert_eq!(
+            refused(
+                "[organization]\nusual_countries = [\"gb\"]\n[[intel]]\nvalue = \"203.0.113.9\"\nconfidence = 90\ncategory = \"Tor exit node\"\n\
+                 [[identities]]\nuser = \"a@example.com\"\nlocation = \"US\"\nnever = [\"privilege_grant\"]\n"
+            ),
+            ""
+        );
+        // A confidence is written back as the whole number it was.
+        let document =
+            ContextDocument::from_toml("[[intel]]\nvalue = \"203.0.113.9\"\nconfidence = 90\n")
+                .unwrap();
+        assert!(
+            document.to_toml().contains("confidence = 90\n"),
+            "{}",
+            document.to_toml()
+        );
+    }
+
+    #[test]
+    fn host_patterns_match_as_names_do() {
+        let context = Context::build(
+            ContextDocument::from_toml(
+                "[[scanners]]\nname = \"fleet\"\nhosts = [\"scan-??\"]\n[[assets]]\nhost = \"srv-web-*\"\nrole = \"web server\"\n\
+                 [soc_tests]\nhosts = [\"*.purple.example.com\"]\n",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            about(&context, EntityKind::Host, "SRV-WEB-07.corp.example.com")
+                .asset
+                .is_some()
+        );
+        assert!(
+            about(&context, EntityKind::Host, "srv-db-01")
+                .asset
+                .is_none()
+        );
+        assert!(
+            about(&context, EntityKind::Host, "scan-01")
+                .scanner
+                .is_some()
+        );
+        assert!(
+            about(&context, EntityKind::Host, "scan-001")
+                .scanner
+                .is_none()
+        );
+        assert!(about(&context, EntityKind::Host, "wks-1.purple.example.com").soc_test);
+        assert!(!about(&context, EntityKind::Host, "wks-1.example.com").soc_test);
+        assert!(Context::host_in("srv-web-12", &["srv-web-*".to_string()]));
+        assert!(Context::host_in(
+            "srv-web-12",
+            &["SRV-WEB-12.corp".to_string()]
+        ));
+        assert!(!Context::host_in("srv-api-12", &["srv-web-*".to_string()]));
+        assert!(glob_match("a*b*c", "axxbyyc") && !glob_match("a*b*c", "axxbyy"));
     }
 
     #[test]

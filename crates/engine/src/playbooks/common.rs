@@ -479,3 +479,47 @@ pub fn short(value: &str) -> String {
     cut.push('…');
     cut
 }
+
+/// "Never" rules (docs/context.md): the operator says an identity never does what this
+/// alert claims. That is a forbidden action, like a prohibited policy: a strong,
+/// independent sign (combination.rs), not an explanation an allowance can outweigh alone.
+pub fn never_rules(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
+    let behaviour = claim.behaviour.name();
+    let names = |list: &[String]| {
+        list.iter()
+            .any(|never| never.trim().eq_ignore_ascii_case(behaviour))
+    };
+    let mut cited: Vec<&str> = Vec::new();
+    for (entity, knowledge) in &case.known {
+        if !matches!(entity.kind, EntityKind::User | EntityKind::Email) || case.is_handler(entity) {
+            continue;
+        }
+        let who = match (knowledge.service_account, knowledge.identity) {
+            (Some(account), _) if names(&account.never) => account.user.as_str(),
+            (_, Some(identity)) if names(&identity.never) => identity.user.as_str(),
+            _ => continue,
+        };
+        if cited.contains(&who) {
+            continue;
+        }
+        cited.push(who);
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("{who} never does this ({behaviour}), the operator says"),
+                format!(
+                    "The operator's context says {who} never does {}; the alert claims that {}. \
+                     Either the rule is out of date or someone else is acting as {who}.",
+                    behaviour.replace('_', " "),
+                    claim.statement
+                ),
+            )
+            .artifact(entity.value.clone())
+            .evidence(
+                "never_rule",
+                json!({"identity": who, "behaviour": behaviour}),
+            )
+            .tag("policy_violation", format!("{who} never does {behaviour}")),
+        );
+    }
+}
