@@ -22,6 +22,9 @@
     clippy::print_stdout
 )]
 
+#[path = "support/postgres.rs"]
+mod postgres;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -148,7 +151,7 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool, databa
         _ => {
             let server = std::env::var("SLEUTH_TEST_POSTGRES_URL")
                 .expect("SLEUTH_TEST_POSTGRES_URL for the postgres bench");
-            let url = recreate_postgres_database(&server, database).await;
+            let url = postgres::recreate_postgres_database(&server, database).await;
             sleuth_store_postgres::open(&url, &Default::default())
                 .await
                 .expect("postgres")
@@ -174,8 +177,9 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool, databa
     let address = listener.local_addr().expect("address").to_string();
     let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
     let router = sleuth_server::build(state.clone());
+    let limits = sleuth_server::ConnectionLimits::from(&state.settings().server);
     tokio::spawn(async move {
-        let _ = sleuth_server::serve(listener, router, async move {
+        let _ = sleuth_server::serve(listener, router, limits, async move {
             let _ = stopped.await;
         })
         .await;
@@ -240,28 +244,6 @@ fn sleuth_test_user() -> sleuth_store::NewUser {
         role: Role::Admin,
         oidc_user_id: None,
     }
-}
-
-async fn recreate_postgres_database(server_url: &str, name: &str) -> String {
-    use sqlx::Connection;
-    sqlx::any::install_default_drivers();
-    let mut connection = sqlx::AnyConnection::connect(server_url)
-        .await
-        .expect("postgres server");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut connection)
-    .await
-    .expect("drop");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut connection)
-        .await
-        .expect("create");
-    let base = server_url
-        .rsplit_once('/')
-        .map_or(server_url, |(base, _)| base);
-    format!("{base}/{name}")
 }
 
 /// Creates per second with 64 connections for `seconds`, and the process CPU (server and

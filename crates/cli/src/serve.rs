@@ -29,7 +29,14 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         context_watcher,
     ));
     tracing::info!(%address, database = %sleuth_server::settings::redact_url_password(&settings.database.url), "Sleuth is listening");
-    sleuth_server::serve(listener, sleuth_server::build(state), shutdown_signal()).await?;
+    let limits = sleuth_server::ConnectionLimits::from(&settings.server);
+    sleuth_server::serve(
+        listener,
+        sleuth_server::build(state),
+        limits,
+        shutdown_signal(),
+    )
+    .await?;
     tracing::info!("HTTP stopped; stopping workers");
     let _ = stop_workers.send(true);
     if let Ok(Some(workers)) = starter.await {

@@ -90,9 +90,11 @@ async fn start_server(directory: &std::path::Path) -> (String, String) {
         .await
         .expect("bind");
     let address = listener.local_addr().expect("address").to_string();
+    let limits = sleuth_server::ConnectionLimits::from(&state.settings().server);
     tokio::spawn(sleuth_server::serve(
         listener,
         sleuth_server::build(state),
+        limits,
         std::future::pending(),
     ));
     (address, secret)

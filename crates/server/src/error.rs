@@ -29,6 +29,8 @@ pub enum ErrorCode {
     ScriptExecutionFailed,
     SystemError,
     NotReady,
+    /// Too many requests in flight: this one was shed before any work (`admission`).
+    Overloaded,
 }
 
 impl ErrorCode {
@@ -71,6 +73,7 @@ impl ErrorCode {
             }
             ErrorCode::SystemError => (StatusCode::INTERNAL_SERVER_ERROR, "system_error"),
             ErrorCode::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "not_ready"),
+            ErrorCode::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
         }
     }
 }
@@ -94,7 +97,7 @@ pub struct ErrorBody {
     pub detail: String,
     /// A stable snake_case code: bad_request, unauthorized, access_denied, not_found,
     /// protected, method_not_allowed, request_timeout, payload_too_large, uri_too_long,
-    /// headers_too_large, script_execution_failed, system_error, not_ready.
+    /// headers_too_large, script_execution_failed, system_error, not_ready, overloaded.
     pub code: String,
     /// Per-field messages, on validation errors.
     #[serde(skip_serializing_if = "Option::is_none")]

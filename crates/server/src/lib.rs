@@ -5,9 +5,11 @@
 //! (guards, history, engine, stored result).
 #![forbid(unsafe_code)]
 
+pub mod admission;
 pub mod audit;
 pub mod auth;
 pub mod builtin_strategies;
+pub mod connections;
 pub mod context_source;
 pub mod dto;
 pub mod error;
@@ -15,6 +17,7 @@ pub mod extract;
 pub mod firing;
 mod json_errors;
 mod links;
+mod list_budget;
 mod list_query;
 pub mod metrics;
 pub mod pipeline;
@@ -77,6 +80,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The whole HTTP application.
 pub fn build(state: AppState) -> Router {
     let body_limit = state.settings().server.body_limit_bytes;
+    let body_timeout = Duration::from_secs(state.settings().server.body_read_timeout_seconds);
+    let admission = std::sync::Arc::new(admission::Admission::new(
+        &state.settings().server,
+        state.shared_metrics(),
+    ));
     let (router, openapi) = api().split_for_parts();
     router
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
@@ -87,8 +95,16 @@ pub fn build(state: AppState) -> Router {
         .with_state(state.clone())
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
+            body_timeout,
+            connections::body_deadline,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
             state,
             request_target::check,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            admission,
+            admission::admit,
         ))
         .layer(axum::middleware::map_response(json_errors::ensure_json))
         .layer(CatchPanicLayer::custom(|_panic| {
@@ -120,17 +136,7 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests
-/// finish.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-}
+pub use crate::connections::{ConnectionLimits, serve};
 
 /// How long to wait between attempts to reach the database at start-up.
 pub const CONNECT_RETRY: Duration = Duration::from_secs(2);

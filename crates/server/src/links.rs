@@ -2,7 +2,6 @@
 
 use axum::http::HeaderMap;
 use axum::http::header::HOST;
-use sleuth_store::InvestigationQuery;
 
 use crate::extract::QueryPairs;
 use crate::state::AppState;
@@ -37,17 +36,6 @@ fn is_plausible_host(host: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '_'))
 }
 
-/// The next and previous page URLs, keeping every other parameter as given.
-pub fn page_links(
-    base_url: &str,
-    path: &str,
-    pairs: &QueryPairs,
-    query: &InvestigationQuery,
-    total: u64,
-) -> (Option<String>, Option<String>) {
-    page_links_at(base_url, path, pairs, query.limit, query.offset, total)
-}
-
 /// The next and previous page URLs of any list paged by `limit` and `offset`.
 pub fn page_links_at(
     base_url: &str,
@@ -57,9 +45,32 @@ pub fn page_links_at(
     offset: u64,
     total: u64,
 ) -> (Option<String>, Option<String>) {
+    page_links_after(
+        base_url,
+        path,
+        pairs,
+        limit,
+        offset,
+        u64::from(limit),
+        total,
+    )
+}
+
+/// The page links of a page that holds `read` items from `offset` on, which may be fewer
+/// than `limit` (a list answer's byte budget): the next page starts after the last item
+/// this one holds, with the same limit.
+pub fn page_links_after(
+    base_url: &str,
+    path: &str,
+    pairs: &QueryPairs,
+    limit: u32,
+    offset: u64,
+    read: u64,
+    total: u64,
+) -> (Option<String>, Option<String>) {
     let limit = u64::from(limit);
     let next =
-        (offset + limit < total).then(|| page_url(base_url, path, pairs, offset + limit, limit));
+        (offset + read < total).then(|| page_url(base_url, path, pairs, offset + read, limit));
     let previous =
         (offset > 0).then(|| page_url(base_url, path, pairs, offset.saturating_sub(limit), limit));
     (next, previous)
@@ -88,12 +99,7 @@ mod tests {
             ("alert_types".into(), "c&d".into()),
             ("offset".into(), "20".into()),
         ]);
-        let query = InvestigationQuery {
-            limit: 20,
-            offset: 20,
-            ..InvestigationQuery::default()
-        };
-        let (next, previous) = page_links("http://h:1", "/x", &pairs, &query, 45);
+        let (next, previous) = page_links_at("http://h:1", "/x", &pairs, 20, 20, 45);
         assert_eq!(
             next.as_deref(),
             Some("http://h:1/x?alert_types=a+b&alert_types=c%26d&limit=20&offset=40")
@@ -102,18 +108,20 @@ mod tests {
             previous.as_deref(),
             Some("http://h:1/x?alert_types=a+b&alert_types=c%26d&limit=20&offset=0")
         );
-        let last = InvestigationQuery {
-            limit: 20,
-            offset: 40,
-            ..InvestigationQuery::default()
-        };
-        assert_eq!(page_links("http://h", "/x", &pairs, &last, 45).0, None);
-        let first = InvestigationQuery {
-            limit: 20,
-            offset: 0,
-            ..InvestigationQuery::default()
-        };
-        assert_eq!(page_links("http://h", "/x", &pairs, &first, 45).1, None);
+        assert_eq!(page_links_at("http://h", "/x", &pairs, 20, 40, 45).0, None);
+        assert_eq!(page_links_at("http://h", "/x", &pairs, 20, 0, 45).1, None);
+    }
+
+    #[test]
+    fn a_page_cut_short_links_to_the_item_after_its_last() {
+        let pairs = QueryPairs(vec![("limit".into(), "100".into())]);
+        let (next, previous) = page_links_after("http://h", "/x", &pairs, 100, 200, 7, 1000);
+        assert_eq!(next.as_deref(), Some("http://h/x?limit=100&offset=207"));
+        assert_eq!(previous.as_deref(), Some("http://h/x?limit=100&offset=100"));
+        assert_eq!(
+            page_links_after("http://h", "/x", &pairs, 100, 200, 7, 207).0,
+            None
+        );
     }
 
     #[test]

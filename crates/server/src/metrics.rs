@@ -1,6 +1,6 @@
 //! Prometheus metrics, with the Prometheus project's own client (`prometheus-client`):
-//! requests by route, method and status, request latencies by route, and the workers'
-//! counters. Every family is registered once, here; code that counts something holds a
+//! requests by route, method and status, request latencies by route, requests in flight
+//! and shed by admission class, and the workers' counters. Every family is registered once, here; code that counts something holds a
 //! handle to its family from `Metrics` and never formats text itself.
 
 use std::sync::Arc;
@@ -38,10 +38,18 @@ struct RouteLabels {
     route: String,
 }
 
+/// Which bound of `admission` a request counts against.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClassLabels {
+    class: &'static str,
+}
+
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latencies: Family<RouteLabels, Histogram>,
+    shed: Family<ClassLabels, Counter>,
+    in_flight: Family<ClassLabels, Gauge>,
     pub investigations_completed: Counter,
     pub investigations_failed: Counter,
     pub investigations_running: Gauge,
@@ -65,6 +73,18 @@ impl Default for Metrics {
             "http_request_duration_seconds",
             "Request latency by route",
             latencies.clone(),
+        );
+        let shed = Family::<ClassLabels, Counter>::default();
+        registry.register(
+            "http_requests_shed",
+            "Requests answered 503 without being worked on, because too many were in flight",
+            shed.clone(),
+        );
+        let in_flight = Family::<ClassLabels, Gauge>::default();
+        registry.register(
+            "http_requests_in_flight",
+            "Requests being worked on now, by admission class",
+            in_flight.clone(),
         );
         let investigations_completed = Counter::default();
         registry.register(
@@ -94,6 +114,8 @@ impl Default for Metrics {
             registry,
             requests,
             latencies,
+            shed,
+            in_flight,
             investigations_completed,
             investigations_failed,
             investigations_running,
@@ -116,6 +138,16 @@ impl Metrics {
                 route: route.to_string(),
             })
             .observe(seconds);
+    }
+
+    /// One request of admission class `class` (`health` or `api`) shed.
+    pub fn record_shed(&self, class: &'static str) {
+        self.shed.get_or_create(&ClassLabels { class }).inc();
+    }
+
+    /// The gauge of requests of `class` in flight, for the admission layer to move.
+    pub fn in_flight(&self, class: &'static str) -> Gauge {
+        self.in_flight.get_or_create(&ClassLabels { class }).clone()
     }
 
     /// The exposition (OpenMetrics text), with `pending_jobs` read by the caller from the
@@ -162,6 +194,8 @@ mod tests {
         metrics.record_request("/app/api/v1/investigation", "GET", 200, 0.2);
         metrics.investigations_completed.inc();
         metrics.investigations_running.set(2);
+        metrics.record_shed("api");
+        metrics.in_flight("health").inc();
         let text = metrics.render(Some(7));
         for line in [
             "sleuth_http_requests_total{route=\"/app/api/v1/investigation\",method=\"GET\",status=\"200\"} 2",
@@ -171,6 +205,8 @@ mod tests {
             "sleuth_investigations_failed_total 0",
             "sleuth_investigations_running 2",
             "sleuth_jobs_pending 7",
+            "sleuth_http_requests_shed_total{class=\"api\"} 1",
+            "sleuth_http_requests_in_flight{class=\"health\"} 1",
             "# EOF",
         ] {
             assert!(text.contains(line), "missing {line}:\n{text}");

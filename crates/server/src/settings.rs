@@ -30,12 +30,35 @@ pub struct ServerSettings {
     pub public_url: Option<String>,
     /// Larger request bodies are refused with 413.
     pub body_limit_bytes: usize,
-    /// How long a client is told to wait (Retry-After) while Sleuth is not ready.
+    /// How long a client is told to wait (Retry-After) while Sleuth is not ready or is
+    /// shedding load.
     pub retry_after_seconds: u64,
     /// A longer request URL (path and query) is refused with 414.
     pub max_uri_bytes: usize,
     /// A larger request header section (names, values and separators) is refused with 431.
     pub max_header_bytes: usize,
+    /// At most this many connections are open at once; further clients wait in the
+    /// operating system's accept queue until one closes.
+    pub max_connections: usize,
+    /// A client must send a request's headers within this long of connecting (or of
+    /// starting them, on a kept-alive connection), or the connection is closed.
+    pub header_read_timeout_seconds: u64,
+    /// A request's whole body must arrive within this long, or it is answered 408.
+    pub body_read_timeout_seconds: u64,
+    /// A kept-alive connection with no request for this long is closed; so is one whose
+    /// client stops reading an answer for this long.
+    pub keep_alive_idle_seconds: u64,
+    /// At most this many API requests are worked on at once; the health, readiness and
+    /// metrics endpoints have their own bound (`max_health_requests_in_flight`), so they
+    /// keep answering under a flood.
+    pub max_requests_in_flight: usize,
+    pub max_health_requests_in_flight: usize,
+    /// How long a request waits for a free slot before it is shed with 503 and
+    /// Retry-After. 0 sheds at once.
+    pub queue_wait_ms: u64,
+    /// A list answer stops adding items once it holds this many bytes (always at least
+    /// one item); its `next` link starts after the last item it holds.
+    pub max_list_answer_bytes: usize,
 }
 
 impl Default for ServerSettings {
@@ -47,7 +70,41 @@ impl Default for ServerSettings {
             retry_after_seconds: 5,
             max_uri_bytes: 16 * 1024,
             max_header_bytes: 32 * 1024,
+            max_connections: 1024,
+            header_read_timeout_seconds: 10,
+            body_read_timeout_seconds: 60,
+            keep_alive_idle_seconds: 60,
+            max_requests_in_flight: 64,
+            max_health_requests_in_flight: 16,
+            queue_wait_ms: 1000,
+            max_list_answer_bytes: 4 * 1024 * 1024,
         }
+    }
+}
+
+impl ServerSettings {
+    fn problem(&self) -> Option<String> {
+        let at_least_one = [
+            ("max_connections", self.max_connections as u64),
+            (
+                "header_read_timeout_seconds",
+                self.header_read_timeout_seconds,
+            ),
+            ("body_read_timeout_seconds", self.body_read_timeout_seconds),
+            ("keep_alive_idle_seconds", self.keep_alive_idle_seconds),
+            ("max_requests_in_flight", self.max_requests_in_flight as u64),
+            (
+                "max_health_requests_in_flight",
+                self.max_health_requests_in_flight as u64,
+            ),
+        ];
+        if let Some((name, _)) = at_least_one.iter().find(|(_, value)| *value == 0) {
+            return Some(format!("server.{name} must be at least 1"));
+        }
+        if self.max_list_answer_bytes < 64 * 1024 {
+            return Some("server.max_list_answer_bytes must be at least 65536".into());
+        }
+        None
     }
 }
 
@@ -284,6 +341,9 @@ impl Settings {
                 "server.max_uri_bytes must be at least 1024 and server.max_header_bytes at least 4096"
                     .into(),
             ));
+        }
+        if let Some(problem) = self.server.problem() {
+            return Err(SettingsError::Invalid(problem));
         }
         if let Some(problem) = self.sandbox.problem() {
             return Err(SettingsError::Invalid(problem));

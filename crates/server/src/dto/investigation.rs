@@ -548,6 +548,16 @@ pub struct PaginatedInvestigationList {
     pub results: Vec<InvestigationListItemDto>,
 }
 
+/// `PaginatedInvestigationList` as sent: the same fields, with each item already
+/// serialized, because the list's byte budget (`list_budget`) measures every item.
+#[derive(Debug, Serialize)]
+pub struct PaginatedInvestigationListBody {
+    pub count: u64,
+    pub next: Option<String>,
+    pub previous: Option<String>,
+    pub results: Vec<Box<serde_json::value::RawValue>>,
+}
+
 /// Body of POST /investigation/create.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateInvestigationRequest {

@@ -11,6 +11,10 @@ use utoipa_axum::routes;
 
 use crate::state::AppState;
 
+/// How long readiness and the metrics' queue depth wait for the database. Under a flood
+/// every pooled connection may be taken; an answer that says so beats one that never comes.
+const DATABASE_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
@@ -71,7 +75,14 @@ async fn readyz(State(state): State<AppState>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
     };
     let database = Some(store.backend().as_str());
-    match store.check_ready().await {
+    let checked = tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.check_ready())
+        .await
+        .unwrap_or_else(|_| {
+            Err(sleuth_store::StoreError::Unavailable(
+                "the database did not answer within 2 seconds (busy or unreachable)".into(),
+            ))
+        });
+    match checked {
         Ok(()) => Json(Readiness {
             status: "ready",
             database,
@@ -112,7 +123,10 @@ fn sandbox_readiness(state: &AppState) -> Option<crate::script_sandbox::SandboxR
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "application/openmetrics-text", body = String)))]
 async fn metrics(State(state): State<AppState>) -> Response {
     let pending = match state.store_if_ready() {
-        Some(store) => store.pending_jobs().await.ok(),
+        Some(store) => tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.pending_jobs())
+            .await
+            .ok()
+            .and_then(Result::ok),
         None => None,
     };
     (

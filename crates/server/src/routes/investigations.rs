@@ -14,7 +14,7 @@ use crate::audit::AuditSlot;
 use crate::auth::Caller;
 use crate::dto::investigation::{
     CreateInvestigationRequest, CreateInvestigationResponse, InvestigationDto,
-    InvestigationListItemDto, PaginatedInvestigationList,
+    InvestigationListItemDto, PaginatedInvestigationList, PaginatedInvestigationListBody,
 };
 use crate::dto::revision::AlertRevisionsDto;
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -22,6 +22,7 @@ use crate::extract::{
     ApiJson, JsonText, QueryPairs, parse_json, path_id, query_bool, query_integer,
 };
 use crate::links;
+use crate::list_budget;
 use crate::list_query;
 use crate::state::AppState;
 
@@ -359,7 +360,8 @@ async fn get_alert_revisions(
 ///
 /// By default only completed ones (state success), newest alert first. Repeatable filters
 /// match any of their values. `next`/`previous` are absolute URLs keeping every other
-/// parameter.
+/// parameter. A page stops early when its items reach `server.max_list_answer_bytes`
+/// (always holding at least one): `next` then starts after its last item.
 #[utoipa::path(
     get,
     path = "/app/api/v1/investigation",
@@ -378,27 +380,31 @@ async fn list_investigations(
     headers: HeaderMap,
     caller: Caller,
     pairs: QueryPairs,
-) -> ApiResult<Json<PaginatedInvestigationList>> {
+) -> ApiResult<Json<PaginatedInvestigationListBody>> {
     caller.require(Role::RestrictedReadOnly)?;
     let query = list_query::parse(&pairs)?;
-    let page = state.store()?.list_investigations(&query).await?;
     let base_url = links::base_url(&state, &headers);
-    let (next, previous) = links::page_links(
+    let page = list_budget::investigations(
+        state.store()?.as_ref(),
+        &query,
+        state.settings().server.max_list_answer_bytes,
+        |record| InvestigationListItemDto::new(record, &base_url),
+    )
+    .await?;
+    let (next, previous) = links::page_links_after(
         &base_url,
         "/app/api/v1/investigation",
         &pairs,
-        &query,
+        query.limit,
+        query.offset,
+        page.read,
         page.total,
     );
-    Ok(Json(PaginatedInvestigationList {
+    Ok(Json(PaginatedInvestigationListBody {
         count: page.total,
         next,
         previous,
-        results: page
-            .items
-            .iter()
-            .map(|record| InvestigationListItemDto::new(record, &base_url))
-            .collect(),
+        results: page.items,
     }))
 }
 

@@ -179,9 +179,10 @@ pub async fn serve(state: AppState) -> (String, oneshot::Sender<()>) {
         .expect("bind");
     let address = listener.local_addr().expect("address").to_string();
     let (shutdown, stopped) = oneshot::channel::<()>();
+    let limits = sleuth_server::ConnectionLimits::from(&state.settings().server);
     let router = sleuth_server::build(state);
     tokio::spawn(async move {
-        let _ = sleuth_server::serve(listener, router, async move {
+        let _ = sleuth_server::serve(listener, router, limits, async move {
             let _ = stopped.await;
         })
         .await;

@@ -12,6 +12,7 @@ mod foundation;
 mod hardening;
 mod ingest;
 mod investigations;
+mod overload;
 mod push;
 mod response_actions;
 mod strategies;

@@ -1,0 +1,383 @@
+//! Floods and slow clients (issue 29, points 3 and 4): list answers bounded in bytes, load
+//! shed early with 503 while health keeps answering, and connections that stall cut off, all
+//! over real sockets on loopback.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sleuth_server::Settings;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::harness::{Backend, TestApp, assert_error};
+
+/// Each listed test with its settings, once per backend.
+macro_rules! on_both_backends_with {
+    ($($name:ident => $configure:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    let backend = $crate::harness::Backend::Sqlite;
+                    if let Some(app) = $crate::harness::TestApp::start_with(backend, super::$configure).await {
+                        super::$name(app).await;
+                    }
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    let backend = $crate::harness::Backend::Postgres;
+                    if let Some(app) = $crate::harness::TestApp::start_with(backend, super::$configure).await {
+                        super::$name(app).await;
+                    }
+                }
+            }
+        )+
+    };
+}
+
+on_both_backends_with!(
+    a_list_answer_stops_at_its_byte_budget_and_links_to_the_rest => small_answers,
+    a_flood_is_shed_with_503_while_health_answers => one_request_at_a_time,
+);
+
+const BUDGET: usize = 64 * 1024;
+
+fn small_answers(settings: &mut Settings) {
+    settings.server.max_list_answer_bytes = BUDGET;
+}
+
+fn one_request_at_a_time(settings: &mut Settings) {
+    settings.server.max_requests_in_flight = 1;
+    settings.server.queue_wait_ms = 0;
+    settings.server.retry_after_seconds = 3;
+}
+
+const QUEUED: &str = "investigation_state=not_asked";
+
+async fn a_list_answer_stops_at_its_byte_budget_and_links_to_the_rest(app: TestApp) {
+    let mut created = BTreeSet::new();
+    for index in 0..7 {
+        let alert = json!({"title": format!("Large alert {index}"), "id": format!("large-{index}"),
+            "description": "x".repeat(20_000)});
+        created.insert(app.create(&alert).await);
+    }
+    // Created last, so listed first: larger than the whole budget on its own.
+    let huge = app
+        .create(&json!({"title": "Huge alert", "id": "huge", "description": "y".repeat(100_000)}))
+        .await;
+    created.insert(huge);
+
+    // The order of the list, one item per page (each page far under the budget).
+    let mut one_by_one = Vec::new();
+    for offset in 0..created.len() {
+        let page = app
+            .get(
+                &format!("/app/api/v1/investigation?{QUEUED}&limit=1&offset={offset}"),
+                &app.reader_key,
+            )
+            .await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        one_by_one.push(page.json["results"][0]["id"].as_i64().expect("an id"));
+    }
+    assert_eq!(one_by_one[0], huge);
+
+    let mut path = format!("/app/api/v1/investigation?{QUEUED}&limit=100");
+    let mut walked = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = app.get(&path, &app.reader_key).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        pages += 1;
+        let results = page.json["results"].as_array().expect("results");
+        assert!(!results.is_empty(), "every page holds at least one item");
+        assert_eq!(page.json["count"], 8, "count is the whole list's");
+        if results.len() > 1 {
+            assert!(
+                page.text.len() <= BUDGET + 2048,
+                "a page of {} items is {} bytes",
+                results.len(),
+                page.text.len()
+            );
+        }
+        if pages == 1 {
+            assert_eq!(results.len(), 1, "the huge item alone fills the first page");
+        }
+        walked.extend(
+            results
+                .iter()
+                .map(|item| item["id"].as_i64().expect("an id")),
+        );
+        match page.json["next"].as_str() {
+            Some(next) => {
+                assert!(next.contains("limit=100"), "{next}");
+                assert!(
+                    next.contains(&format!("offset={}", walked.len())),
+                    "next starts after the last item returned: {next}"
+                );
+                path = next[next.find("/app/").expect("a path")..].to_string();
+            }
+            None => break,
+        }
+        assert!(pages < 20, "the walk ends");
+    }
+    assert!(pages >= 3, "the budget split the list ({pages} pages)");
+    assert_eq!(walked, one_by_one, "no item repeated, skipped or reordered");
+    assert_eq!(walked.iter().copied().collect::<BTreeSet<_>>(), created);
+}
+
+/// Opens a request whose body never completes: it holds its slot until the socket closes.
+async fn hold_a_slot(app: &TestApp) -> TcpStream {
+    let mut stream = TcpStream::connect(&app.address).await.expect("connect");
+    let head = format!(
+        "POST /app/api/v1/investigation/create HTTP/1.1\r\nhost: {}\r\nauthorization: {}\r\n\
+         content-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"raw_alert",
+        app.address, app.member_key
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream
+}
+
+async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
+    let list = "/app/api/v1/investigation";
+    assert_eq!(app.get(list, &app.reader_key).await.status, 200);
+    let held = hold_a_slot(&app).await;
+    let shed = eventually(
+        || app.get(list, &app.reader_key),
+        |answer| answer.status == 503,
+    )
+    .await;
+    assert_error(&shed, 503, "overloaded");
+    assert_eq!(
+        shed.headers
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("3")
+    );
+    let create = app
+        .post(
+            "/app/api/v1/investigation/create",
+            &app.member_key,
+            &json!({"raw_alert_content": {"title": "shed", "id": "shed-1"}}),
+        )
+        .await;
+    assert_error(&create, 503, "overloaded");
+
+    for path in ["/healthz", "/readyz"] {
+        let answer = app.raw("GET", path, None, None, None).await;
+        assert_eq!(
+            answer.status, 200,
+            "{path} answers under load: {}",
+            answer.text
+        );
+    }
+    let metrics = app.raw("GET", "/metrics", None, None, None).await;
+    assert_eq!(metrics.status, 200);
+    let shed_count = metrics
+        .text
+        .lines()
+        .find_map(|line| line.strip_prefix("sleuth_http_requests_shed_total{class=\"api\"} "))
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .expect("the shed counter");
+    assert!(shed_count >= 2, "{}", metrics.text);
+    assert!(
+        metrics
+            .text
+            .contains("sleuth_http_requests_in_flight{class=\"api\"} 1"),
+        "{}",
+        metrics.text
+    );
+
+    // The shed create stored nothing; once the slot is free, requests are worked on again.
+    drop(held);
+    let after = eventually(
+        || app.get(list, &app.reader_key),
+        |answer| answer.status == 200,
+    )
+    .await;
+    assert_eq!(after.status, 200);
+    let all = app.get(&format!("{list}?{QUEUED}"), &app.reader_key).await;
+    assert_eq!(all.json["count"], 0, "{}", all.text);
+}
+
+/// Asks again until `done` holds, for at most ten seconds.
+async fn eventually<F, Fut>(
+    mut ask: F,
+    done: impl Fn(&crate::harness::Answer) -> bool,
+) -> crate::harness::Answer
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::harness::Answer>,
+{
+    let started = Instant::now();
+    loop {
+        let answer = ask().await;
+        if done(&answer) || started.elapsed() > Duration::from_secs(10) {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// Slow clients. The connection layer does not depend on the database: one backend.
+
+async fn app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    TestApp::start_with(Backend::Sqlite, configure)
+        .await
+        .expect("SQLite is always available")
+}
+
+/// Reads one HTTP/1.1 answer (head and a Content-Length body): status and body.
+async fn read_answer(stream: &mut TcpStream) -> Option<(u16, String)> {
+    let mut received = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    loop {
+        if let Some(end) = find(&received, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .and_then(|value| value.trim().parse().ok())
+                .unwrap_or(0);
+            if received.len() >= end + 4 + length {
+                let status = head.split_whitespace().nth(1)?.parse().ok()?;
+                let body = String::from_utf8_lossy(&received[end + 4..end + 4 + length]);
+                return Some((status, body.into_owned()));
+            }
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(read) => received.extend_from_slice(&chunk[..read]),
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// Waits for the server to close `stream`; returns how long that took, or None when it
+/// stayed open for `patience`.
+async fn closed_within(stream: &mut TcpStream, patience: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    let mut chunk = [0_u8; 1024];
+    loop {
+        match tokio::time::timeout(
+            patience.saturating_sub(started.elapsed()),
+            stream.read(&mut chunk),
+        )
+        .await
+        {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(started.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+fn health_request(address: &str) -> String {
+    format!("GET /healthz HTTP/1.1\r\nhost: {address}\r\n\r\n")
+}
+
+/// Asks `/healthz` on `stream` (kept alive): the answer's status.
+async fn ask_health(stream: &mut TcpStream, address: &str) -> Option<u16> {
+    stream
+        .write_all(health_request(address).as_bytes())
+        .await
+        .ok()?;
+    read_answer(stream).await.map(|answer| answer.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_finishes_its_headers_is_cut_after_the_timeout() {
+    let app = app_with(|settings| settings.server.header_read_timeout_seconds = 1).await;
+    let mut silent = TcpStream::connect(&app.address).await.expect("connect");
+    let mut slow = TcpStream::connect(&app.address).await.expect("connect");
+    slow.write_all(format!("GET /healthz HTTP/1.1\r\nhost: {}\r\n", app.address).as_bytes())
+        .await
+        .expect("write");
+    let started = Instant::now();
+    for stream in [&mut silent, &mut slow] {
+        closed_within(stream, Duration::from_secs(10))
+            .await
+            .expect("the connection is closed");
+        let closed = started.elapsed();
+        assert!(
+            closed >= Duration::from_millis(800),
+            "not before the timeout: {closed:?}"
+        );
+    }
+    // A client that sends its request in time is answered as usual.
+    let mut prompt = TcpStream::connect(&app.address).await.expect("connect");
+    assert_eq!(ask_health(&mut prompt, &app.address).await, Some(200));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_kept() {
+    let app = app_with(|settings| {
+        settings.server.keep_alive_idle_seconds = 1;
+        settings.server.header_read_timeout_seconds = 30;
+    })
+    .await;
+    let mut stream = TcpStream::connect(&app.address).await.expect("connect");
+    for _ in 0..3 {
+        assert_eq!(ask_health(&mut stream, &app.address).await, Some(200));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let closed = closed_within(&mut stream, Duration::from_secs(10))
+        .await
+        .expect("the idle connection is closed");
+    assert!(closed >= Duration::from_millis(500), "{closed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stops_arriving_is_answered_408() {
+    let app = app_with(|settings| settings.server.body_read_timeout_seconds = 1).await;
+    let mut stream = hold_a_slot(&app).await;
+    let started = Instant::now();
+    let (status, body) = tokio::time::timeout(Duration::from_secs(10), read_answer(&mut stream))
+        .await
+        .expect("an answer in time")
+        .expect("an answer");
+    assert!(started.elapsed() >= Duration::from_millis(800));
+    assert_eq!(status, 408, "{body}");
+    let body: Value = serde_json::from_str(&body).expect("a JSON error");
+    assert_eq!(body["code"], "request_timeout");
+    let count = app
+        .get(
+            &format!("/app/api/v1/investigation?{QUEUED}"),
+            &app.reader_key,
+        )
+        .await;
+    assert_eq!(count.json["count"], 0, "nothing was created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_limit_wait_until_one_closes() {
+    let app = app_with(|settings| settings.server.max_connections = 2).await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(&app.address).await.expect("connect");
+        assert_eq!(ask_health(&mut stream, &app.address).await, Some(200));
+        open.push(stream);
+    }
+    let mut waiting = TcpStream::connect(&app.address)
+        .await
+        .expect("the OS queues it");
+    waiting
+        .write_all(health_request(&app.address).as_bytes())
+        .await
+        .expect("write");
+    let early = tokio::time::timeout(Duration::from_millis(500), read_answer(&mut waiting)).await;
+    assert!(
+        early.is_err(),
+        "not served while two connections are open: {early:?}"
+    );
+    drop(open.remove(0));
+    let answer = tokio::time::timeout(Duration::from_secs(10), read_answer(&mut waiting))
+        .await
+        .expect("served once a connection closed");
+    assert_eq!(answer.map(|answer| answer.0), Some(200));
+}
