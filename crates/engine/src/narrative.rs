@@ -623,10 +623,14 @@ fn add(list: &mut Vec<String>, text: String) {
     }
 }
 
-/// Whether a step about `subject` containing `verb` is already listed.
+/// Whether a step about `subject` containing `verb` is already listed, however a tool
+/// cased the name (`CORP\r.patel` is `corp\r.patel`).
 fn already_asked(list: &[String], subject: &str, verb: &str) -> bool {
-    list.iter()
-        .any(|step| step.contains(subject) && step.to_lowercase().contains(verb))
+    let subject = subject.to_lowercase();
+    list.iter().any(|step| {
+        let step = step.to_lowercase();
+        step.contains(&subject) && step.contains(verb)
+    })
 }
 
 fn related_alert_hypothesis(case: &Case<'_>) -> Option<Map<String, Value>> {
