@@ -40,6 +40,8 @@ pub struct Shared {
     /// The active custom strategies as last read, with the store's strategy generation
     /// then; read again when the generation moved (see `pipeline::strategies_in_force`).
     strategies: std::sync::Mutex<Option<(i64, Arc<Vec<Strategy>>)>>,
+    /// The database check `/readyz` answers from (`routes::health`).
+    readiness: crate::routes::health::DatabaseCheck,
 }
 
 impl AppState {
@@ -56,6 +58,7 @@ impl AppState {
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
             builtin_strategies_synced: tokio::sync::OnceCell::new(),
             strategies: std::sync::Mutex::new(None),
+            readiness: crate::routes::health::DatabaseCheck::default(),
         }))
     }
 
@@ -65,6 +68,10 @@ impl AppState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    pub fn readiness(&self) -> &crate::routes::health::DatabaseCheck {
+        &self.0.readiness
     }
 
     /// The metrics on their own, for the request-counting layer.

@@ -1,19 +1,96 @@
 //! Liveness, readiness and metrics: unauthenticated, for load balancers and Prometheus.
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use sleuth_store::Store;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::state::AppState;
 
-/// How long readiness and the metrics' queue depth wait for the database. Under a flood
-/// every pooled connection may be taken; an answer that says so beats one that never comes.
-const DATABASE_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long the metrics' queue depth waits for the database. Under a flood every pooled
+/// connection may be taken; the last value beats an exposition that never comes.
+const QUEUE_DEPTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a readiness check waits for the database. It runs in the background, so no
+/// probe waits for it; under a flood it queues for a pooled connection behind the API, and
+/// a busy database is not a missing one.
+const DATABASE_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A database check younger than this is answered as it is; an older one is answered too,
+/// while a fresh check runs in the background.
+const CHECK_FRESH_FOR: Duration = Duration::from_secs(1);
+
+/// A check older than this is not answered: `/readyz` waits for a fresh one.
+const CHECK_USABLE_FOR: Duration = Duration::from_secs(10);
+
+/// The last database check of `/readyz`, shared by every probe of the process. A probe never
+/// queues behind the API for a pooled connection: at most one check runs at a time, in the
+/// background, and probes answer the latest result while it is recent. A database that
+/// stops answering shows within `CHECK_FRESH_FOR` plus `DATABASE_CHECK_TIMEOUT`.
+#[derive(Default)]
+pub struct DatabaseCheck {
+    last: std::sync::Mutex<Option<(Instant, Result<(), String>)>>,
+    running: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl DatabaseCheck {
+    fn last_within(&self, age: Duration) -> Option<Result<(), String>> {
+        let last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        last.as_ref()
+            .filter(|(at, _)| at.elapsed() <= age)
+            .map(|(_, result)| result.clone())
+    }
+
+    fn record(&self, result: Result<(), String>) {
+        *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((Instant::now(), result));
+    }
+}
+
+async fn check_database(store: &Arc<dyn Store>) -> Result<(), String> {
+    match tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.check_ready()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("the database did not answer within 5 seconds (busy or unreachable)".into()),
+    }
+}
+
+/// The database's readiness as `/readyz` answers it (see `DatabaseCheck`).
+async fn database_ready(state: &AppState, store: &Arc<dyn Store>) -> Result<(), String> {
+    let check = state.readiness();
+    if let Some(result) = check.last_within(CHECK_FRESH_FOR) {
+        return result;
+    }
+    if let Ok(guard) = Arc::clone(&check.running).try_lock_owned() {
+        let (state, store) = (state.clone(), Arc::clone(store));
+        tokio::spawn(async move {
+            let result = check_database(&store).await;
+            state.readiness().record(result);
+            drop(guard);
+        });
+    }
+    if let Some(result) = check.last_within(CHECK_USABLE_FOR) {
+        return result;
+    }
+    // Nothing recent to answer: wait for the check under way.
+    let _finished = check.running.lock().await;
+    check
+        .last_within(CHECK_USABLE_FOR)
+        .unwrap_or_else(|| Err("the database check did not finish".into()))
+}
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -75,13 +152,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
     };
     let database = Some(store.backend().as_str());
-    let checked = tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.check_ready())
-        .await
-        .unwrap_or_else(|_| {
-            Err(sleuth_store::StoreError::Unavailable(
-                "the database did not answer within 2 seconds (busy or unreachable)".into(),
-            ))
-        });
+    let checked = database_ready(&state, store).await;
     match checked {
         Ok(()) => Json(Readiness {
             status: "ready",
@@ -91,11 +162,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
             secrets: secrets_readiness(&state),
         })
         .into_response(),
-        Err(error) => {
+        Err(reason) => {
             let body = Readiness {
                 status: "not_ready",
                 database,
-                reason: Some(error.to_string()),
+                reason: Some(reason),
                 sandbox: sandbox_readiness(&state),
                 secrets: secrets_readiness(&state),
             };
@@ -123,7 +194,7 @@ fn sandbox_readiness(state: &AppState) -> Option<crate::script_sandbox::SandboxR
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "application/openmetrics-text", body = String)))]
 async fn metrics(State(state): State<AppState>) -> Response {
     let pending = match state.store_if_ready() {
-        Some(store) => tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.pending_jobs())
+        Some(store) => tokio::time::timeout(QUEUE_DEPTH_TIMEOUT, store.pending_jobs())
             .await
             .ok()
             .and_then(Result::ok),
