@@ -344,8 +344,19 @@ fn default_questions(case: &Case<'_>) -> Vec<(String, String)> {
             format!("Do you recognise the activity on {host} around {when}?")
         }
     };
+    // One question per person, however many ways the alert writes their name
+    // (`corp\r.patel`, `r.patel`).
+    let mut asked: Vec<String> = Vec::new();
     case.people()
         .iter()
+        .filter(|person| {
+            let lowered = person.to_lowercase();
+            let base = lowered.rsplit('\\').next().unwrap_or_default();
+            let base = base.split('@').next().unwrap_or_default().to_string();
+            let new = !asked.contains(&base);
+            asked.push(base);
+            new
+        })
         .take(3)
         .map(|person| (person.to_string(), question.clone()))
         .collect()

@@ -205,7 +205,10 @@ fn parse_alert(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, Pars
         raw,
         &["source_account_upn", "source_account_sam_account_name"],
     );
+    // The account as Falcon writes it (`user_name`), beside the domain-qualified form the
+    // process signal carries: an analyst searches for the name the console shows.
     alert
+        .entity(EntityKind::User, str_at(raw, "user_name"))
         .entity(EntityKind::User, identity_user)
         .host(str_at(raw, "source_endpoint_host_name"))
         .host(str_at(raw, "target_endpoint_host_name"))

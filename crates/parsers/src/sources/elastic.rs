@@ -254,6 +254,8 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
     alert
         .host(host)
         .entity(EntityKind::User, user.as_deref())
+        // ECS `user.name` as written, beside the `user.domain`-qualified form above.
+        .entity(EntityKind::User, str_at(doc, "user.name"))
         .entity(EntityKind::User, str_at(doc, "user.target.name"))
         .entity(EntityKind::FilePath, str_at(doc, "file.path"))
         .hash(real_hash(str_at(doc, "file.hash.sha256")).as_deref())

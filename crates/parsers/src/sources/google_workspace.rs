@@ -219,6 +219,9 @@ fn read_mail(raw: &Value, lowered_type: &str, alert: &mut AlertBuilder) {
         alert.tag(Some("internal sender"));
     }
     alert.tag(str_at(raw, "data.maliciousEntity.displayName"));
+    // The Alert Center documents `fromHeader` as the sender's address and `entity` as the
+    // actor that triggered the alert: when they differ, both are parties to act on.
+    alert.entity(EntityKind::Email, from_header.and_then(address_in_header));
     alert.signals.email = Some(EmailSignal {
         sender: sender.map(str::to_string),
         recipients,
