@@ -1,6 +1,7 @@
 //! Gathering the past that bears on a new alert: recent alerts that share its entities,
 //! earlier verdicts (Sleuth's and analysts') on the same things, and the operator's
-//! context memory about them (within the alert's tenant scope).
+//! context memory about them (within the alert's tenant scope). Earlier investigations
+//! count only within the alert's own tenant union.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,10 +36,11 @@ pub async fn history(
     let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
     let mut candidates: Vec<AnyRow> = Vec::new();
     if !entities.is_empty() {
-        for row in sharing_investigations(dialect, &entities, query.alert_id)?
-            .fetch_all(&mut *connection)
-            .await
-            .db()?
+        for row in
+            sharing_investigations(dialect, &entities, query.alert_id, query.tenant_union_id)?
+                .fetch_all(&mut *connection)
+                .await
+                .db()?
         {
             let bits = rows::int(&row, "entity_bits")?;
             // Sorted and without repeats, as the engine has always been shown them.
@@ -58,11 +60,13 @@ pub async fn history(
     let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {PAST_COLUMNS} FROM investigations i WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
          AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
+         AND i.tenant_union_id = $4 \
          ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}"
     )))
     .bind(&query.alert_type)
     .bind(&query.direct_source_label)
     .bind(query.alert_id)
+    .bind(query.tenant_union_id)
     .fetch_all(&mut *connection)
     .await
     .db()?;
@@ -128,11 +132,13 @@ pub async fn history(
 /// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
 /// per alert and entity, since every row is a hand-over between threads and allocations.
 /// Its text depends only on how many entities there are, so it stays prepared. At least
-/// one entity.
+/// one entity. Only investigations of the alert's own tenant union: another customer's
+/// alerts, verdicts and analysts' notes never reach this one's investigation.
 fn sharing_investigations(
     dialect: Dialect,
     entities: &[&Entity],
     alert_id: i64,
+    tenant_union_id: i64,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
     let mut sql = SqlBuilder::many(dialect, "WITH sharing (entity, alert_id) AS (");
     for (index, entity) in entities.iter().enumerate() {
@@ -155,8 +161,10 @@ fn sharing_investigations(
          GROUP BY alert_id) \
          SELECT {PAST_COLUMNS}, shared.entity_bits FROM shared JOIN investigations i \
          ON i.id = (SELECT MAX(id) FROM investigations WHERE alert_id = shared.alert_id) \
-         ORDER BY i.id DESC"
+         WHERE i.tenant_union_id = "
     ));
+    sql.bind(tenant_union_id)?;
+    sql.push(" ORDER BY i.id DESC");
     Ok(sql.build().persistent(true))
 }
 
