@@ -52,7 +52,8 @@ CREATE TABLE api_keys (
   key_prefix text NOT NULL,
   created_at bigint NOT NULL,
   last_used_at bigint,
-  revoked_at bigint
+  revoked_at bigint,
+  tenant_union_ids text
 );
 
 CREATE TABLE audit_chain_head (
@@ -427,7 +428,8 @@ CREATE TABLE users (
   oidc_user_id text,
   is_active bigint NOT NULL DEFAULT 1,
   created_at bigint NOT NULL,
-  updated_at bigint NOT NULL
+  updated_at bigint NOT NULL,
+  tenant_union_ids text
 );
 
 -- constraints

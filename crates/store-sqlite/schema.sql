@@ -83,7 +83,7 @@ CREATE TABLE api_keys (
     created_at INTEGER NOT NULL,
     last_used_at INTEGER,
     revoked_at INTEGER
-);
+, tenant_union_ids TEXT);
 
 CREATE TABLE audit_chain_head (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -502,7 +502,7 @@ CREATE TABLE users (
     is_active INTEGER NOT NULL DEFAULT 1,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
-);
+, tenant_union_ids TEXT);
 
 CREATE INDEX alert_source_positions_by_time
     ON alert_source_positions (direct_source_label, tenant_union_id, created_at, position);

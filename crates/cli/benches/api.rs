@@ -168,6 +168,7 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool, databa
             name: "bench".into(),
             hash,
             prefix,
+            tenant_scope: sleuth_store::TenantScope::All,
         })
         .await
         .expect("key");
@@ -243,6 +244,7 @@ fn sleuth_test_user() -> sleuth_store::NewUser {
         last_name: "Mark".into(),
         role: Role::Admin,
         oidc_user_id: None,
+        tenant_scope: sleuth_store::TenantScope::All,
     }
 }
 

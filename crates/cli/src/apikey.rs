@@ -1,4 +1,5 @@
-//! `sleuth apikey create|list|revoke`: keys for people and integrations, from the shell.
+//! `sleuth apikey create|list|revoke|scope`: keys for people and integrations, from the
+//! shell, and the tenant unions a user and their keys may reach.
 
 use clap::Subcommand;
 use serde_json::json;
@@ -6,7 +7,7 @@ use sleuth_domain::{EmailAddress, Role, parse_person_name};
 use sleuth_server::Settings;
 use sleuth_server::firing;
 use sleuth_server::trigger_catalog::{API_KEY_CREATED, API_KEY_REVOKED, USER_CREATED};
-use sleuth_store::{NewApiKey, NewUser};
+use sleuth_store::{NewApiKey, NewUser, TenantScope, UserChanges};
 
 use crate::open::open_store;
 
@@ -26,6 +27,25 @@ pub enum ApikeyCommand {
         /// A label for the key (which integration or person uses it).
         #[arg(long, default_value = "cli")]
         name: String,
+        /// Bind the key to this tenant union id (repeat for several); a user this command
+        /// creates is bound to the same. Without it the key takes its user's unions (an
+        /// unbound user: every union).
+        #[arg(long = "tenant-union", value_name = "ID")]
+        tenant_unions: Vec<i64>,
+    },
+    /// Bind a user, and so every key of theirs, to tenant unions (`--tenant-union`,
+    /// repeatable), or unbind them (`--all-tenant-unions`).
+    Scope {
+        #[arg(long)]
+        email: String,
+        #[arg(
+            long = "tenant-union",
+            value_name = "ID",
+            required_unless_present = "all_tenant_unions"
+        )]
+        tenant_unions: Vec<i64>,
+        #[arg(long, conflicts_with = "tenant_unions")]
+        all_tenant_unions: bool,
     },
     /// List keys (never their secrets).
     List,
@@ -43,8 +63,10 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
             first_name,
             last_name,
             name,
+            tenant_unions,
         } => {
             let role = Role::parse(&role)?;
+            let asked = scope_of(&tenant_unions);
             let email = EmailAddress::parse(&email)?;
             let existing = store.find_user_by_email(email.as_str()).await?;
             let is_new_user = existing.is_none();
@@ -62,9 +84,15 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
                             last_name: parse_person_name("last_name", &last_name)?,
                             role,
                             oidc_user_id: None,
+                            tenant_scope: asked.clone(),
                         })
                         .await?
                 }
+            };
+            let tenant_scope = if tenant_unions.is_empty() {
+                user.tenant_scope.clone()
+            } else {
+                asked
             };
             let (secret, hash, prefix) = sleuth_server::auth::generate_key();
             let key = store
@@ -73,6 +101,7 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
                     name,
                     hash,
                     prefix,
+                    tenant_scope,
                 })
                 .await?;
             crate::audit::record(
@@ -86,6 +115,7 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
                     "user_email": user.email,
                     "role": user.role.as_str(),
                     "user_created": is_new_user,
+                    "tenant_union_ids": key.tenant_scope.union_ids(),
                 }),
             )
             .await
@@ -95,7 +125,13 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
                     key.id, key.id
                 ))
             })?;
-            eprintln!("created key {} for {} ({})", key.id, user.email, user.role);
+            eprintln!(
+                "created key {} for {} ({}), reaching {}",
+                key.id,
+                user.email,
+                user.role,
+                user.tenant_scope.narrowed(&key.tenant_scope)
+            );
             println!("{secret}");
             if is_new_user {
                 fire(settings, &store, USER_CREATED, &firing::user_firing(&user)).await;
@@ -121,6 +157,41 @@ pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<
                         .map_or_else(|| "-".into(), |time| time.to_rfc3339()),
                 );
             }
+        }
+        ApikeyCommand::Scope {
+            email,
+            tenant_unions,
+            all_tenant_unions,
+        } => {
+            let scope = if all_tenant_unions {
+                TenantScope::All
+            } else {
+                scope_of(&tenant_unions)
+            };
+            let user = store
+                .find_user_by_email(EmailAddress::parse(&email)?.as_str())
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("there is no user {email}"))?;
+            let changes = UserChanges {
+                tenant_scope: Some(scope),
+                ..UserChanges::default()
+            };
+            let user = store.update_user(user.id, &changes).await?;
+            crate::audit::record(
+                &store,
+                "apikey scope",
+                "user",
+                Some(user.id.to_string()),
+                json!({"user_email": user.email, "tenant_union_ids": user.tenant_scope.union_ids()}),
+            )
+            .await?;
+            println!(
+                "{} now reaches {}; their keys reach no more (servers already running apply it \
+                 within {} s)",
+                user.email,
+                user.tenant_scope,
+                sleuth_store::KEY_CACHE_TTL.as_secs()
+            );
         }
         ApikeyCommand::Revoke { id } => {
             let key = store.revoke_api_key(id, chrono::Utc::now()).await?;
@@ -157,5 +228,14 @@ async fn fire(
 ) {
     if let Err(error) = crate::sandbox::fire_and_wait(settings, store, &[trigger], firing).await {
         eprintln!("warning: the response actions on {trigger} could not run: {error:#}");
+    }
+}
+
+/// The scope `--tenant-union` names: every union when it names none.
+fn scope_of(tenant_unions: &[i64]) -> TenantScope {
+    if tenant_unions.is_empty() {
+        TenantScope::All
+    } else {
+        TenantScope::unions(tenant_unions.iter().copied())
     }
 }

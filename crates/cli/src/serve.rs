@@ -146,12 +146,14 @@ async fn create_first_admin(store: &Arc<dyn Store>, address: &str) -> anyhow::Re
         last_name: "Admin".into(),
         role: Role::Admin,
         oidc_user_id: None,
+        tenant_scope: sleuth_store::TenantScope::All,
     };
     let key = NewApiKey {
         user_id: 0,
         name: "first admin key".into(),
         hash,
         prefix,
+        tenant_scope: sleuth_store::TenantScope::All,
     };
     if let Some(admin) = store.bootstrap_admin(&user, &key).await? {
         // The key must be shown whatever happens: it is the only way in.

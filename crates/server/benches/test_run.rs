@@ -83,6 +83,7 @@ async fn start_server(directory: &std::path::Path) -> (String, String) {
             name: "bench".into(),
             hash,
             prefix,
+            tenant_scope: sleuth_store::TenantScope::All,
         })
         .await
         .expect("key");

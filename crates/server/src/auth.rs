@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use base64::Engine;
 use rand::RngCore;
 use sleuth_domain::Role;
-use sleuth_store::{KeyHash, Principal};
+use sleuth_store::{KeyHash, Principal, TenantScope};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::state::AppState;
@@ -39,8 +39,29 @@ pub fn generate_key() -> (String, KeyHash, String) {
 pub struct Caller(pub Principal);
 
 impl Caller {
-    /// Refuses with 403 unless the caller's role includes `required`.
+    /// Refuses with 403 unless the caller's role includes `required`. What needs the admin
+    /// role is Sleuth's own configuration, shared by every tenant (users and keys, tenant
+    /// unions, response actions, strategies, sources, the context document), so it also
+    /// needs a caller bound to no tenant union; the few admin reads that keep to the
+    /// caller's tenants use `require_within_scope`.
     pub fn require(&self, required: Role) -> ApiResult<&Caller> {
+        self.require_within_scope(required)?;
+        if required == Role::Admin && !self.scope().is_all() {
+            return Err(ApiError::new(
+                ErrorCode::AccessDenied,
+                format!(
+                    "this action changes or reads what every tenant shares, so it needs a key \
+                     bound to no tenant union; yours reaches {}",
+                    self.scope()
+                ),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// Refuses with 403 unless the caller's role includes `required`; for endpoints that
+    /// apply the caller's tenant scope themselves.
+    pub fn require_within_scope(&self, required: Role) -> ApiResult<&Caller> {
         if self.0.user.role.allows(required) {
             Ok(self)
         } else {
@@ -56,6 +77,42 @@ impl Caller {
 
     pub fn user_id(&self) -> i64 {
         self.0.user.id
+    }
+
+    /// The tenant unions this request may reach: what both the key and its user allow.
+    pub fn scope(&self) -> TenantScope {
+        self.0.scope()
+    }
+
+    /// 404 unless the investigation exists within the caller's tenant unions: another
+    /// tenant's investigation is answered as missing, never as forbidden.
+    pub async fn check_investigation(
+        &self,
+        state: &AppState,
+        investigation_id: i64,
+    ) -> ApiResult<()> {
+        let scope = self.scope();
+        if scope.is_all() {
+            return Ok(());
+        }
+        state
+            .store()?
+            .check_investigation_scope(investigation_id, &scope)
+            .await
+            .map_err(ApiError::from)
+    }
+
+    /// 403 unless the caller may put data into this tenant union.
+    pub fn require_union(&self, tenant_union_id: i64) -> ApiResult<()> {
+        let scope = self.scope();
+        if scope.allows(tenant_union_id) {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                ErrorCode::AccessDenied,
+                format!("your key reaches {scope}, not tenant union {tenant_union_id}"),
+            ))
+        }
     }
 }
 

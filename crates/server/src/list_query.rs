@@ -150,6 +150,8 @@ pub fn parse(pairs: &QueryPairs) -> ApiResult<InvestigationQuery> {
         search,
         tenant_id: pairs.one("tenant_id").map(str::to_string),
         tenant_integration_key: pairs.one("tenant_integration_key").map(str::to_string),
+        // The caller's, set by the handler.
+        scope: Default::default(),
         sort: match pairs.one("sort_type") {
             None => SortKey::default(),
             Some(value) => SortKey::parse(value).ok_or_else(|| {

@@ -120,6 +120,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "facet_counts",
         sql: include_str!("../migrations/0021_facet_counts.sql"),
     },
+    Migration {
+        version: 22,
+        name: "tenant_scopes",
+        sql: include_str!("../migrations/0022_tenant_scopes.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

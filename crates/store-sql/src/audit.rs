@@ -243,6 +243,15 @@ fn push_filters(builder: &mut SqlBuilder, query: &AuditQuery) -> StoreResult<()>
         builder.push(" AND at <= ");
         builder.bind(micros(until))?;
     }
+    if !query.scope.is_all() {
+        // Entries name their investigation by its id, as text.
+        builder.push(
+            " AND resource_type = 'investigation' AND resource_id IN \
+             (SELECT CAST(scoped.id AS TEXT) FROM investigations scoped WHERE 1 = 1",
+        );
+        crate::scope::push_union_filter(builder, "scoped.tenant_union_id", &query.scope)?;
+        builder.push(")");
+    }
     Ok(())
 }
 

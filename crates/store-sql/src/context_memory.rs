@@ -263,7 +263,7 @@ fn push_filters(builder: &mut SqlBuilder, query: &MemoryQuery) -> StoreResult<()
     if let Some(search) = &query.search {
         push_words(builder, "search_text", search)?;
     }
-    Ok(())
+    crate::scope::push_union_filter(builder, "tenant_union_id", &query.scope)
 }
 
 /// `AND column LIKE '%word%'` for each word of `text`, in lower case, with LIKE's own

@@ -115,11 +115,13 @@ mod tests {
                 role: Role::Member,
                 oidc_user_id: None,
                 is_active: true,
+                tenant_scope: sleuth_store::TenantScope::All,
                 created_at: at,
                 updated_at: at,
             },
             api_key_id,
             key_last_used_at: None,
+            key_scope: sleuth_store::TenantScope::All,
         }
     }
 

@@ -28,6 +28,7 @@ mod queue;
 mod response_actions;
 mod revisions;
 pub mod rows;
+mod scope;
 mod search;
 mod strategies;
 mod system_events;
@@ -379,6 +380,15 @@ impl Store for SqlStore {
 
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord> {
         investigations::get_investigation(&self.pool, investigation_id).await
+    }
+
+    async fn check_investigation_scope(
+        &self,
+        investigation_id: i64,
+        scope: &sleuth_store::TenantScope,
+    ) -> StoreResult<()> {
+        let mut connection = self.pool.acquire().await.db()?;
+        scope::check_investigation(&mut connection, investigation_id, scope).await
     }
 
     async fn alert_revisions(

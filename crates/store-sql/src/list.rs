@@ -489,6 +489,8 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         search,
         tenant_id,
         tenant_integration_key,
+        // The caller's tenant unions: a tenant filter like the others.
+        scope,
         // The order and the page do not change the count.
         sort: _,
         direction: _,
@@ -517,8 +519,10 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         }
         return CountFrom::Rows;
     }
-    let tenant =
-        !alert_tenants.is_empty() || tenant_id.is_some() || tenant_integration_key.is_some();
+    let tenant = !alert_tenants.is_empty()
+        || tenant_id.is_some()
+        || tenant_integration_key.is_some()
+        || !scope.is_all();
     match (
         !alert_types.is_empty(),
         !direct_source_labels.is_empty(),
@@ -851,6 +855,7 @@ fn has_grouped_filters(query: &InvestigationQuery) -> bool {
         || !query.stopped_reasons.is_empty()
         || query.tenant_id.is_some()
         || query.tenant_integration_key.is_some()
+        || !query.scope.is_all()
 }
 
 /// The ids of one page, in order. Several states are read as one ordered branch per
@@ -1063,7 +1068,13 @@ fn push_grouped(
         ));
         builder.bind(key.clone())?;
     }
-    Ok(())
+    // The caller's tenant unions: a column of the kept counts too, so every way of
+    // counting applies it.
+    crate::scope::push_union_filter(
+        builder,
+        &column(dialect, access, "tenant_union_id"),
+        &query.scope,
+    )
 }
 
 /// Filters that need the investigations' own rows: time ranges, insight tags, search.
@@ -1448,6 +1459,23 @@ mod tests {
                     ..base()
                 },
                 CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "a tenant scope",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "a tenant scope and a type",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
             ),
             (
                 "type and source",

@@ -194,6 +194,13 @@ fn push_filters(builder: &mut SqlBuilder, query: &SystemEventQuery) -> StoreResu
     if let Some(search) = &query.search {
         push_words(builder, "search_text", search)?;
     }
+    if !query.scope.is_all() {
+        builder.push(
+            " AND investigation_id IN (SELECT scoped.id FROM investigations scoped WHERE 1 = 1",
+        );
+        crate::scope::push_union_filter(builder, "scoped.tenant_union_id", &query.scope)?;
+        builder.push(")");
+    }
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 
 use sleuth_domain::{Role, Timestamp};
 use sleuth_store::{
-    ApiKey, KeyHash, NewApiKey, NewUser, Principal, StoreError, StoreResult, User, UserChanges,
+    ApiKey, KeyHash, NewApiKey, NewUser, Principal, StoreError, StoreResult, TenantScope, User,
+    UserChanges,
 };
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
@@ -16,8 +17,8 @@ macro_rules! user_columns {
     () => {
         "u.id AS user_id, u.email AS user_email, u.first_name AS user_first_name, \
          u.last_name AS user_last_name, u.role AS user_role, u.oidc_user_id AS user_oidc_user_id, \
-         u.is_active AS user_is_active, u.created_at AS user_created_at, \
-         u.updated_at AS user_updated_at"
+         u.is_active AS user_is_active, u.tenant_union_ids AS user_tenant_union_ids, \
+         u.created_at AS user_created_at, u.updated_at AS user_updated_at"
     };
 }
 pub(crate) use user_columns;
@@ -31,6 +32,9 @@ pub(crate) fn read_user(row: &AnyRow) -> StoreResult<User> {
         role: rows::parsed(row, "user_role", Role::parse)?,
         oidc_user_id: rows::opt_text(row, "user_oidc_user_id")?,
         is_active: rows::flag(row, "user_is_active")?,
+        tenant_scope: TenantScope::from_column(
+            rows::opt_text(row, "user_tenant_union_ids")?.as_deref(),
+        )?,
         created_at: rows::time(row, "user_created_at")?,
         updated_at: rows::time(row, "user_updated_at")?,
     })
@@ -45,11 +49,40 @@ pub async fn count_users(pool: &AnyPool) -> StoreResult<u64> {
 }
 
 const INSERT_USER: &str = "INSERT INTO users \
-    (email, first_name, last_name, role, oidc_user_id, is_active, created_at, updated_at) \
-    VALUES ($1, $2, $3, $4, $5, 1, $6, $6) RETURNING id";
+    (email, first_name, last_name, role, oidc_user_id, is_active, created_at, updated_at, \
+    tenant_union_ids) VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7) RETURNING id";
+
+/// `Rejected` unless every union `scope` names exists, and it names at least one.
+async fn check_scope(connection: &mut sqlx::AnyConnection, scope: &TenantScope) -> StoreResult<()> {
+    let Some(ids) = scope.union_ids() else {
+        return Ok(());
+    };
+    if ids.is_empty() {
+        return Err(StoreError::Rejected {
+            detail: "a tenant scope names at least one tenant union (or none at all, for every \
+                     union)"
+                .into(),
+        });
+    }
+    for id in ids {
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM tenant_unions WHERE id = $1")
+            .bind(*id)
+            .fetch_optional(&mut *connection)
+            .await
+            .db()?;
+        if found.is_none() {
+            return Err(StoreError::Rejected {
+                detail: format!("there is no tenant union {id}; see GET /app/api/v1/tenant-unions"),
+            });
+        }
+    }
+    Ok(())
+}
 
 pub async fn create_user(pool: &AnyPool, user: &NewUser) -> StoreResult<User> {
     let now = micros(chrono::Utc::now());
+    let mut connection = pool.acquire().await.db()?;
+    check_scope(&mut connection, &user.tenant_scope).await?;
     let inserted = sqlx::query_scalar::<_, i64>(INSERT_USER)
         .bind(user.email.as_str())
         .bind(&user.first_name)
@@ -57,9 +90,11 @@ pub async fn create_user(pool: &AnyPool, user: &NewUser) -> StoreResult<User> {
         .bind(user.role.as_str())
         .bind(user.oidc_user_id.as_deref())
         .bind(now)
-        .fetch_one(pool)
+        .bind(user.tenant_scope.to_column())
+        .fetch_one(&mut *connection)
         .await
         .db();
+    drop(connection);
     match inserted {
         Ok(user_id) => get_user(pool, user_id).await,
         Err(StoreError::Conflict { .. }) => Err(StoreError::Conflict {
@@ -78,6 +113,7 @@ pub async fn bootstrap_admin(
     let now = micros(chrono::Utc::now());
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    check_scope(&mut transaction, &user.tenant_scope).await?;
     if dialect == Dialect::Postgres {
         // Two processes starting together must not both create an admin.
         sqlx::query("SELECT pg_advisory_xact_lock(7469001)")
@@ -86,8 +122,9 @@ pub async fn bootstrap_admin(
             .db()?;
     }
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO users (email, first_name, last_name, role, oidc_user_id, is_active, created_at, updated_at) \
-         SELECT $1, $2, $3, $4, $5, 1, $6, $6 WHERE NOT EXISTS (SELECT 1 FROM users) RETURNING id",
+        "INSERT INTO users (email, first_name, last_name, role, oidc_user_id, is_active, created_at, \
+         updated_at, tenant_union_ids) \
+         SELECT $1, $2, $3, $4, $5, 1, $6, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM users) RETURNING id",
     )
     .bind(user.email.as_str())
     .bind(&user.first_name)
@@ -95,6 +132,7 @@ pub async fn bootstrap_admin(
     .bind(user.role.as_str())
     .bind(user.oidc_user_id.as_deref())
     .bind(now)
+    .bind(user.tenant_scope.to_column())
     .fetch_optional(&mut *transaction)
     .await
     .db()?;
@@ -200,6 +238,17 @@ pub async fn update_user(
     if updated.rows_affected() == 0 {
         return Err(StoreError::not_found("user", user_id));
     }
+    if let Some(scope) = &changes.tenant_scope {
+        // Keys keep their own binding: what they reach is narrowed by the user's at every
+        // authentication, so narrowing a user narrows their keys at once.
+        check_scope(&mut transaction, scope).await?;
+        sqlx::query("UPDATE users SET tenant_union_ids = $2 WHERE id = $1")
+            .bind(user_id)
+            .bind(scope.to_column())
+            .execute(&mut *transaction)
+            .await
+            .db()?;
+    }
     if changes.is_active == Some(false) {
         // Deactivation revokes the user's keys for good: reactivating a user must not
         // silently bring back keys that may have leaked while they were away.
@@ -238,14 +287,15 @@ async fn insert_api_key(
     now: i64,
 ) -> StoreResult<i64> {
     sqlx::query_scalar(
-        "INSERT INTO api_keys (user_id, name, key_hash, key_prefix, created_at) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        "INSERT INTO api_keys (user_id, name, key_hash, key_prefix, created_at, tenant_union_ids) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(key.user_id)
     .bind(&key.name)
     .bind(key.hash.to_hex())
     .bind(&key.prefix)
     .bind(now)
+    .bind(key.tenant_scope.to_column())
     .fetch_one(connection)
     .await
     .db()
@@ -254,7 +304,8 @@ async fn insert_api_key(
 macro_rules! api_key_select {
     () => {
         "SELECT k.id, k.user_id, u.email AS user_email, k.name, k.key_prefix, k.created_at, \
-         k.last_used_at, k.revoked_at FROM api_keys k JOIN users u ON u.id = k.user_id"
+         k.last_used_at, k.revoked_at, k.tenant_union_ids FROM api_keys k \
+         JOIN users u ON u.id = k.user_id"
     };
 }
 
@@ -268,6 +319,9 @@ fn read_api_key(row: &AnyRow) -> StoreResult<ApiKey> {
         created_at: rows::time(row, "created_at")?,
         last_used_at: rows::opt_time(row, "last_used_at")?,
         revoked_at: rows::opt_time(row, "revoked_at")?,
+        tenant_scope: TenantScope::from_column(
+            rows::opt_text(row, "tenant_union_ids")?.as_deref(),
+        )?,
     })
 }
 
@@ -284,8 +338,18 @@ async fn get_api_key(pool: &AnyPool, api_key_id: i64) -> StoreResult<ApiKey> {
 }
 
 pub async fn create_api_key(pool: &AnyPool, key: &NewApiKey) -> StoreResult<ApiKey> {
-    get_user(pool, key.user_id).await?;
+    let user = get_user(pool, key.user_id).await?;
+    if !key.tenant_scope.is_within(&user.tenant_scope) {
+        return Err(StoreError::Rejected {
+            detail: format!(
+                "a key reaches at most what its user does: {} is bound to {}, the key asked \
+                 for {}",
+                user.email, user.tenant_scope, key.tenant_scope
+            ),
+        });
+    }
     let mut connection = pool.acquire().await.db()?;
+    check_scope(&mut connection, &key.tenant_scope).await?;
     let api_key_id = insert_api_key(&mut connection, key, micros(chrono::Utc::now())).await?;
     drop(connection);
     get_api_key(pool, api_key_id).await
@@ -313,8 +377,8 @@ pub async fn authenticate(pool: &AnyPool, hash: &KeyHash) -> StoreResult<Option<
     let row = sqlx::query(concat!(
         "SELECT ",
         user_columns!(),
-        ", k.id AS api_key_id, k.last_used_at AS key_last_used_at \
-         FROM api_keys k JOIN users u ON u.id = k.user_id \
+        ", k.id AS api_key_id, k.last_used_at AS key_last_used_at, \
+         k.tenant_union_ids AS key_tenant_union_ids FROM api_keys k JOIN users u ON u.id = k.user_id \
          WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.is_active = 1"
     ))
     .bind(hash.to_hex())
@@ -328,6 +392,9 @@ pub async fn authenticate(pool: &AnyPool, hash: &KeyHash) -> StoreResult<Option<
         user: read_user(&row)?,
         api_key_id: rows::int(&row, "api_key_id")?,
         key_last_used_at: rows::opt_time(&row, "key_last_used_at")?,
+        key_scope: TenantScope::from_column(
+            rows::opt_text(&row, "key_tenant_union_ids")?.as_deref(),
+        )?,
     }))
 }
 

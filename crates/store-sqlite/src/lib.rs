@@ -127,6 +127,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "source_positions",
         sql: include_str!("../migrations/0023_source_positions.sql"),
     },
+    Migration {
+        version: 24,
+        name: "tenant_scopes",
+        sql: include_str!("../migrations/0024_tenant_scopes.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use sleuth_domain::Timestamp;
 
-use crate::{StoreResult, TimeRange};
+use crate::{StoreResult, TenantScope, TimeRange};
 
 /// The `prev_hash` of the first entry.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -174,6 +174,9 @@ pub struct AuditQuery {
     /// Any of these resource types; empty means all.
     pub resource_types: Vec<String>,
     pub time: TimeRange,
+    /// The caller's tenant unions. A bound caller sees only entries about investigations
+    /// in them.
+    pub scope: TenantScope,
     pub limit: u32,
     pub offset: u64,
 }

@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use sleuth_domain::{Entity, EntityKind, MemoryVerdict, Timestamp};
 
-use crate::{StoreResult, User};
+use crate::{StoreResult, TenantScope, User};
 
 /// Where an item applies. Both fields set means both must hold; neither means everyone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,6 +66,9 @@ pub struct MemoryQuery {
     pub global_only: bool,
     pub tenant_union_id: Option<i64>,
     pub tenant_id: Option<String>,
+    /// The caller's tenant unions. A bound caller sees only items of its unions: not the
+    /// global ones, nor those scoped by a tenant id alone, which no union owns.
+    pub scope: TenantScope,
     /// Every word must appear (case-insensitively) in the text or the entities.
     pub search: Option<String>,
     pub limit: u32,

@@ -17,6 +17,7 @@ mod response_actions;
 mod revisions;
 mod strategies;
 mod system_events;
+mod tenant_scope;
 
 use async_trait::async_trait;
 use sleuth_domain::{History, Timestamp};
@@ -34,6 +35,7 @@ pub use response_actions::*;
 pub use revisions::*;
 pub use strategies::*;
 pub use system_events::*;
+pub use tenant_scope::TenantScope;
 
 /// Every alert belongs to a tenant union; alerts that name none join this one. Each
 /// backend's first migration creates it.
@@ -106,6 +108,8 @@ pub trait Store:
     /// user revokes their keys: reactivated, they need new ones.
     async fn update_user(&self, user_id: i64, changes: &UserChanges) -> StoreResult<User>;
 
+    /// `Rejected` when the key's scope is wider than its user's, or names a union that
+    /// does not exist.
     async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<ApiKey>;
     async fn list_api_keys(&self) -> StoreResult<Vec<ApiKey>>;
     /// Revoking twice is harmless: the first revocation time stays.
@@ -164,6 +168,14 @@ pub trait Store:
         audit: Option<NewAuditEntry>,
     ) -> StoreResult<Created>;
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord>;
+    /// `NotFound` unless the investigation exists and its tenant union is in `scope`: what
+    /// a request reads and writes about one investigation passes here first, so another
+    /// tenant's investigation answers as missing.
+    async fn check_investigation_scope(
+        &self,
+        investigation_id: i64,
+        scope: &TenantScope,
+    ) -> StoreResult<()>;
     /// How often the alert of an investigation was delivered, and every distinct content it
     /// came with (`revisions`). `NotFound` when there is no such investigation.
     async fn alert_revisions(&self, investigation_id: i64) -> StoreResult<AlertRevisions>;

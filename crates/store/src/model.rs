@@ -2,6 +2,8 @@
 //! server turns them into SPEC's DTOs.
 
 use serde_json::{Map, Value};
+
+use crate::TenantScope;
 use sleuth_domain::{
     Canceled, EmailAddress, Entity, FeedbackStatus, InvestigationResult, InvestigationStatus,
     Outcome, ParsedAlert, Priority, Role, Timestamp,
@@ -17,6 +19,8 @@ pub struct User {
     pub oidc_user_id: Option<String>,
     /// A deactivated user keeps its history; its keys were revoked when it was deactivated.
     pub is_active: bool,
+    /// The tenant unions the user may reach; `All` for users never bound.
+    pub tenant_scope: TenantScope,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -28,6 +32,7 @@ pub struct NewUser {
     pub last_name: String,
     pub role: Role,
     pub oidc_user_id: Option<String>,
+    pub tenant_scope: TenantScope,
 }
 
 /// Changes to a user; `None` leaves a field as it is.
@@ -37,6 +42,7 @@ pub struct UserChanges {
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub is_active: Option<bool>,
+    pub tenant_scope: Option<TenantScope>,
 }
 
 /// The SHA-256 of an API key. Keys are 256-bit random values, so a fast hash is enough:
@@ -75,6 +81,8 @@ pub struct NewApiKey {
     pub hash: KeyHash,
     /// The first characters of the key, kept so an operator can tell keys apart.
     pub prefix: String,
+    /// At most the user's scope.
+    pub tenant_scope: TenantScope,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +96,8 @@ pub struct ApiKey {
     pub last_used_at: Option<Timestamp>,
     /// Set once; a revoked key never authenticates again.
     pub revoked_at: Option<Timestamp>,
+    /// The key's own binding; what it reaches is also bounded by its user's.
+    pub tenant_scope: TenantScope,
 }
 
 /// Who is calling: the user behind a valid key.
@@ -96,6 +106,16 @@ pub struct Principal {
     pub user: User,
     pub api_key_id: i64,
     pub key_last_used_at: Option<Timestamp>,
+    /// The key's own binding (see `scope`).
+    pub key_scope: TenantScope,
+}
+
+impl Principal {
+    /// The tenant unions this request may reach: what both the user and the key allow, so
+    /// narrowing a user narrows every key they hold at once.
+    pub fn scope(&self) -> TenantScope {
+        self.user.tenant_scope.narrowed(&self.key_scope)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

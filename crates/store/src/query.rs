@@ -2,6 +2,8 @@
 
 use sleuth_domain::{Canceled, InvestigationStatus, Priority, Timestamp};
 
+use crate::TenantScope;
+
 /// An inclusive time range; either end may be open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeRange {
@@ -101,6 +103,8 @@ pub struct InvestigationQuery {
     pub search: Option<String>,
     pub tenant_id: Option<String>,
     pub tenant_integration_key: Option<String>,
+    /// The caller's tenant unions: nothing outside them is listed or counted.
+    pub scope: TenantScope,
     pub sort: SortKey,
     pub direction: SortDirection,
     pub limit: u32,

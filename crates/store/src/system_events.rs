@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sleuth_domain::Timestamp;
 
-use crate::{StoreResult, TimeRange};
+use crate::{StoreResult, TenantScope, TimeRange};
 
 /// One trigger that fired.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,9 @@ pub struct SystemEventQuery {
     pub time: TimeRange,
     /// Every word must appear (case-insensitively) in the arguments.
     pub search: Option<String>,
+    /// The caller's tenant unions. A bound caller sees only the events of investigations in
+    /// them; events about no investigation (users, keys) are nobody's tenant's.
+    pub scope: TenantScope,
     pub limit: u32,
     pub offset: u64,
 }

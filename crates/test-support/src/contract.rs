@@ -50,6 +50,8 @@ macro_rules! store_contract_tests {
             guards_count_bursts_and_find_the_first_of_a_story,
             the_context_document_is_replaced_whole,
             data_sources_are_stored_changed_scoped_and_deleted,
+            tenant_scopes_bind_users_and_keys,
+            a_tenant_scope_filters_every_list_and_count,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -712,6 +714,7 @@ pub async fn finishing_can_claim_the_next_job_in_the_same_write(store: Arc<dyn S
             trigger_names: vec!["investigation_completed".into()],
             time: TimeRange::default(),
             search: None,
+            scope: TenantScope::All,
             limit: 10,
             offset: 0,
         })
@@ -2918,4 +2921,335 @@ pub async fn data_sources_are_stored_changed_scoped_and_deleted(store: Arc<dyn S
         store.delete_data_source(created.id).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+/// Two tenant unions; their ids.
+async fn acme_and_globex(store: &Arc<dyn Store>) -> (i64, i64) {
+    let mut ids = Vec::new();
+    for name in ["Acme", "Globex"] {
+        let input = tenant_input(name, None);
+        ids.push(store.create_tenant_union(&input).await.unwrap().id);
+    }
+    (ids[0], ids[1])
+}
+
+pub async fn tenant_scopes_bind_users_and_keys(store: Arc<dyn Store>) {
+    let (acme, globex) = acme_and_globex(&store).await;
+    let rejected = |result: &StoreResult<User>| matches!(result, Err(StoreError::Rejected { .. }));
+    let mut unknown = fixtures::new_user("nobody@example.com", Role::Member);
+    unknown.tenant_scope = TenantScope::unions([acme, 999_999]);
+    assert!(rejected(&store.create_user(&unknown).await));
+    assert!(
+        store
+            .find_user_by_email("nobody@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let mut bound = fixtures::new_user("acme@example.com", Role::Member);
+    bound.tenant_scope = TenantScope::unions([acme]);
+    let user = store.create_user(&bound).await.unwrap();
+    assert_eq!(user.tenant_scope, TenantScope::Unions(vec![acme]));
+    assert_eq!(store.get_user(user.id).await.unwrap(), user);
+
+    // A key is never wider than its user.
+    for wider in [TenantScope::All, TenantScope::unions([acme, globex])] {
+        let key = NewApiKey {
+            tenant_scope: wider,
+            ..fixtures::new_key(user.id, "wide-secret")
+        };
+        assert!(
+            matches!(
+                store.create_api_key(&key).await,
+                Err(StoreError::Rejected { .. })
+            ),
+            "{key:?}"
+        );
+    }
+    let key = NewApiKey {
+        tenant_scope: TenantScope::unions([acme]),
+        ..fixtures::new_key(user.id, "acme-secret")
+    };
+    let key = store.create_api_key(&key).await.unwrap();
+    assert_eq!(key.tenant_scope, TenantScope::Unions(vec![acme]));
+    let principal = store
+        .authenticate(&KeyHash::of("acme-secret"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(principal.scope(), TenantScope::Unions(vec![acme]));
+
+    // Moving the user to Globex leaves the Acme key reaching nothing, at once.
+    let moved = store
+        .update_user(
+            user.id,
+            &UserChanges {
+                tenant_scope: Some(TenantScope::unions([globex])),
+                ..UserChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(moved.tenant_scope, TenantScope::Unions(vec![globex]));
+    let principal = store
+        .authenticate(&KeyHash::of("acme-secret"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(principal.scope(), TenantScope::Unions(vec![]));
+    assert!(!principal.scope().allows(acme) && !principal.scope().allows(globex));
+    // Unbinding the user leaves the key its own binding; other fields stay.
+    let unbound = store
+        .update_user(
+            user.id,
+            &UserChanges {
+                tenant_scope: Some(TenantScope::All),
+                ..UserChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(unbound.tenant_scope, TenantScope::All);
+    assert_eq!(unbound.role, Role::Member);
+    let principal = store
+        .authenticate(&KeyHash::of("acme-secret"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(principal.scope(), TenantScope::Unions(vec![acme]));
+    assert!(matches!(
+        store
+            .update_user(
+                user.id,
+                &UserChanges {
+                    tenant_scope: Some(TenantScope::unions([999_999])),
+                    ..UserChanges::default()
+                },
+            )
+            .await,
+        Err(StoreError::Rejected { .. })
+    ));
+    assert_eq!(
+        store.get_user(user.id).await.unwrap().tenant_scope,
+        TenantScope::All
+    );
+    let listed = store.list_api_keys().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].tenant_scope, TenantScope::Unions(vec![acme]));
+}
+
+pub async fn a_tenant_scope_filters_every_list_and_count(store: Arc<dyn Store>) {
+    let (acme, globex) = acme_and_globex(&store).await;
+    let alert_in = |title: &str, minute: i64, union: i64| {
+        new_alert(
+            parsed_alert(title, "EDR", minute, &[]),
+            json!({"title": title}),
+            Some(union),
+        )
+    };
+    let ours = concluded_with_tags(
+        &store,
+        alert_in("acmeword sign-in", 1, acme),
+        Outcome::BreachedConfirmed,
+        Priority::Urgent,
+        &["shared"],
+        1,
+    )
+    .await;
+    let mut theirs = Vec::new();
+    for minute in 2..5 {
+        theirs.push(
+            concluded_with_tags(
+                &store,
+                alert_in(&format!("globexword sign-in {minute}"), minute, globex),
+                Outcome::BreachedConfirmed,
+                Priority::Urgent,
+                &["shared"],
+                minute,
+            )
+            .await,
+        );
+    }
+    let acme_only = TenantScope::unions([acme]);
+    let scoped = |filters: InvestigationQuery| InvestigationQuery {
+        scope: acme_only.clone(),
+        ..filters
+    };
+    let cases = [
+        query(),
+        InvestigationQuery {
+            insight_tag_names: vec!["shared".into()],
+            ..query()
+        },
+        created_in(0, 10, query()),
+        InvestigationQuery {
+            search: Some("sign".into()),
+            ..query()
+        },
+        InvestigationQuery {
+            states: vec![InvestigationStatus::Success, InvestigationStatus::NotAsked],
+            sort: SortKey::Priority,
+            ..query()
+        },
+        InvestigationQuery {
+            alert_tenants: vec!["Acme".into(), "Globex".into()],
+            ..query()
+        },
+    ];
+    for case in cases {
+        assert_eq!(total(&store, &case).await, 4, "{case:?}");
+        let page = store
+            .list_investigations(&scoped(case.clone()))
+            .await
+            .unwrap();
+        assert_eq!(page.total, 1, "{case:?}");
+        assert_eq!(
+            page.items.iter().map(|item| item.id).collect::<Vec<_>>(),
+            [ours],
+            "{case:?}"
+        );
+    }
+    let nothing = InvestigationQuery {
+        scope: TenantScope::Unions(vec![]),
+        ..query()
+    };
+    assert_eq!(total(&store, &nothing).await, 0);
+    assert!(ids(&store, &nothing).await.is_empty());
+
+    store
+        .check_investigation_scope(ours, &acme_only)
+        .await
+        .unwrap();
+    store
+        .check_investigation_scope(theirs[0], &TenantScope::All)
+        .await
+        .unwrap();
+    for (id, scope) in [
+        (theirs[0], acme_only.clone()),
+        (ours, TenantScope::Unions(vec![])),
+        (999_999, TenantScope::All),
+    ] {
+        assert!(
+            matches!(
+                store.check_investigation_scope(id, &scope).await,
+                Err(StoreError::NotFound { .. })
+            ),
+            "{id} {scope}"
+        );
+    }
+
+    // Context memory: a bound scope sees its unions' items only.
+    for (text, union) in [
+        ("global", None),
+        ("acme's", Some(acme)),
+        ("globex's", Some(globex)),
+    ] {
+        store
+            .create_memory_item(
+                &NewMemoryItem {
+                    text: text.into(),
+                    scope: MemoryScope {
+                        tenant_union_id: union,
+                        tenant_id: None,
+                        tenant_label: None,
+                    },
+                    hints: Vec::new(),
+                    entities: Vec::new(),
+                    author_id: None,
+                },
+                time(5),
+            )
+            .await
+            .unwrap();
+    }
+    let memory = |scope: TenantScope| MemoryQuery {
+        scope,
+        limit: 100,
+        ..MemoryQuery::default()
+    };
+    assert_eq!(
+        store
+            .list_memory_items(&memory(TenantScope::All))
+            .await
+            .unwrap()
+            .total,
+        3
+    );
+    let page = store
+        .list_memory_items(&memory(acme_only.clone()))
+        .await
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items[0].text, "acme's");
+
+    // System events and audit entries: only those about Acme's investigations.
+    let event = |investigation_id: Option<i64>| NewSystemEvent {
+        trigger_name: "INVESTIGATION_COMPLETED".into(),
+        trigger_args: serde_json::Map::new(),
+        investigation_id,
+        entity: None,
+    };
+    store
+        .record_system_events(
+            &[event(Some(ours)), event(Some(theirs[0])), event(None)],
+            time(6),
+        )
+        .await
+        .unwrap();
+    let events = |scope: TenantScope| SystemEventQuery {
+        scope,
+        limit: 100,
+        ..SystemEventQuery::default()
+    };
+    assert_eq!(
+        store
+            .list_system_events(&events(TenantScope::All))
+            .await
+            .unwrap()
+            .total,
+        3
+    );
+    let page = store
+        .list_system_events(&events(acme_only.clone()))
+        .await
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items[0].investigation_id, Some(ours));
+
+    for (resource_type, id) in [
+        ("investigation", ours.to_string()),
+        ("investigation", theirs[0].to_string()),
+        ("tenant-unions", acme.to_string()),
+        ("investigation", "not-a-number".to_string()),
+    ] {
+        store
+            .append_audit_entry(&NewAuditEntry {
+                actor_user_id: None,
+                actor_email: None,
+                action: "test".into(),
+                resource_type: resource_type.into(),
+                resource_id: Some(id),
+                request_id: None,
+                detail: serde_json::Map::new(),
+            })
+            .await
+            .unwrap();
+    }
+    let audit = |scope: TenantScope| AuditQuery {
+        scope,
+        limit: 100,
+        ..AuditQuery::default()
+    };
+    assert_eq!(
+        store
+            .list_audit_entries(&audit(TenantScope::All))
+            .await
+            .unwrap()
+            .total,
+        4
+    );
+    let page = store.list_audit_entries(&audit(acme_only)).await.unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items[0].resource_id, Some(ours.to_string()));
 }

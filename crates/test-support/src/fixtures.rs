@@ -25,6 +25,7 @@ pub fn new_user(email: &str, role: Role) -> NewUser {
         last_name: "User".into(),
         role,
         oidc_user_id: None,
+        tenant_scope: sleuth_store::TenantScope::All,
     }
 }
 
@@ -34,6 +35,7 @@ pub fn new_key(user_id: i64, secret: &str) -> NewApiKey {
         name: "test key".into(),
         hash: KeyHash::of(secret),
         prefix: secret.chars().take(8).collect(),
+        tenant_scope: sleuth_store::TenantScope::All,
     }
 }
 

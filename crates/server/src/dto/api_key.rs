@@ -24,6 +24,9 @@ pub struct ApiKeyDto {
     pub last_used_at: Option<DateTime<Utc>>,
     /// Null while the key works; a revoked key never authenticates again.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The tenant unions the key is bound to; null for every union. Either way it reaches
+    /// no more than its user is bound to.
+    pub tenant_union_ids: Option<Vec<i64>>,
 }
 
 impl ApiKeyDto {
@@ -36,6 +39,7 @@ impl ApiKeyDto {
             created_at: key.created_at,
             last_used_at: key.last_used_at,
             revoked_at: key.revoked_at,
+            tenant_union_ids: key.tenant_scope.union_ids().map(<[i64]>::to_vec),
         }
     }
 }

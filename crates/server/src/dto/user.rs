@@ -33,3 +33,24 @@ impl From<&User> for UserDto {
         }
     }
 }
+
+/// A user as the users endpoints show it to an admin: SPEC's User and the tenant unions
+/// they are bound to.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = ManagedUser)]
+pub struct ManagedUserDto {
+    #[serde(flatten)]
+    pub user: UserDto,
+    /// The tenant unions the user's keys may reach; null for every union (users made
+    /// before tenant scoping, and any never bound).
+    pub tenant_union_ids: Option<Vec<i64>>,
+}
+
+impl From<&User> for ManagedUserDto {
+    fn from(user: &User) -> ManagedUserDto {
+        ManagedUserDto {
+            user: UserDto::from(user),
+            tenant_union_ids: user.tenant_scope.union_ids().map(<[i64]>::to_vec),
+        }
+    }
+}

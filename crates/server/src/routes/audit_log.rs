@@ -1,6 +1,8 @@
 //! The audit log (ours, admin only): every write through the API and the command line,
 //! hash-chained. List it with filters, or export all of it as JSON Lines with the hashes,
 //! to keep elsewhere or check with other tools (`sleuth audit verify` checks it in place).
+//! An admin bound to tenant unions lists only the entries about investigations in them,
+//! and may not export: the export is the whole chain or nothing.
 
 use std::sync::Arc;
 
@@ -70,7 +72,7 @@ async fn list_audit_log(
     caller: Caller,
     query: QueryPairs,
 ) -> ApiResult<Json<AuditPageDto>> {
-    caller.require(Role::Admin)?;
+    caller.require_within_scope(Role::Admin)?;
     let actor = query.one("actor").map(str::trim).map(str::to_string);
     if actor
         .as_ref()
@@ -87,6 +89,7 @@ async fn list_audit_log(
         actions: strings(&query, "action")?,
         resource_types: strings(&query, "resource_type")?,
         time: time_range(&query, "from", "until")?,
+        scope: caller.scope(),
         limit,
         offset,
     };

@@ -3,7 +3,10 @@
 //! union or a tenant id. The entities named in the text are extracted
 //! (`sleuth_parsers::plain_words`), structured hints name entities with a verdict, and an
 //! investigation of an alert that names one of them cites the item as evidence. Writing
-//! takes a member; reading, any role.
+//! takes a member; reading, any role. A member changes and deletes only the items they
+//! wrote (like notes); an admin, any item. A caller bound to tenant unions reads and writes
+//! only items of those unions: another union's item, a global one and one scoped by a
+//! tenant id alone answer as missing, and creating one of those is refused (403).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sleuth_domain::{EntityKind, MemoryVerdict, Role};
 use sleuth_parsers::entities::normalize;
-use sleuth_store::{MemoryHint, MemoryItemRecord, MemoryQuery, NewMemoryItem};
+use sleuth_store::{MemoryHint, MemoryItemRecord, MemoryQuery, MemoryScope, NewMemoryItem};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,7 +25,7 @@ use crate::auth::Caller;
 use crate::dto::context_memory::{
     ContextMemoryCreatedDto, ContextMemoryHintDto, ContextMemoryItemDto, ContextMemoryPageDto,
 };
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{JsonText, QueryPairs, parse_json, path_id, query_bool, query_integer};
 use crate::list_query::{page_parameters, search_parameter};
 use crate::state::AppState;
@@ -356,6 +359,7 @@ async fn create_item(
     caller.require(Role::Member)?;
     let request = parse_request(&body)?;
     let item = build_item(request, None, caller.user_id())?;
+    require_writable_scope(&caller, &item.scope)?;
     let created = state.store()?.create_memory_item(&item, now()).await?;
     let note = AuditNote {
         resource_id: Some(created.id.to_string()),
@@ -394,7 +398,8 @@ async fn update_item(
     caller.require(Role::Member)?;
     let item_id = path_id(&item_id, "context memory item")?;
     let store = state.store()?;
-    let current = store.get_memory_item(item_id).await?;
+    let current = visible_item(&caller, store.get_memory_item(item_id).await?)?;
+    require_author_or_admin(&caller, &current, "change")?;
     let request = parse_request(&body)?;
     if request.is_empty() {
         return Err(ApiError::bad_request(
@@ -402,6 +407,7 @@ async fn update_item(
         ));
     }
     let item = build_item(request, Some(&current), caller.user_id())?;
+    require_writable_scope(&caller, &item.scope)?;
     let updated = store.update_memory_item(item_id, &item, now()).await?;
     let note = AuditNote {
         resource_id: None,
@@ -429,7 +435,10 @@ async fn delete_item(
 ) -> ApiResult<StatusCode> {
     caller.require(Role::Member)?;
     let item_id = path_id(&item_id, "context memory item")?;
-    state.store()?.delete_memory_item(item_id).await?;
+    let store = state.store()?;
+    let current = visible_item(&caller, store.get_memory_item(item_id).await?)?;
+    require_author_or_admin(&caller, &current, "delete")?;
+    store.delete_memory_item(item_id).await?;
     Ok(StatusCode::OK)
 }
 
@@ -485,6 +494,7 @@ async fn list_items(
         global_only: query_bool(&query, "global")?.unwrap_or(false),
         tenant_union_id,
         tenant_id,
+        scope: caller.scope(),
         search: search_parameter(&query)?,
         limit,
         offset,
@@ -494,6 +504,60 @@ async fn list_items(
         count: page.total,
         results: page.items.iter().map(ContextMemoryItemDto::from).collect(),
     }))
+}
+
+/// The item, if the caller's tenant unions reach it; as missing otherwise.
+fn visible_item(caller: &Caller, item: MemoryItemRecord) -> ApiResult<MemoryItemRecord> {
+    let scope = caller.scope();
+    let visible = scope.is_all()
+        || item
+            .scope
+            .tenant_union_id
+            .is_some_and(|union| scope.allows(union));
+    if visible {
+        Ok(item)
+    } else {
+        Err(ApiError::not_found(format!(
+            "context memory item {} not found",
+            item.id
+        )))
+    }
+}
+
+/// 403 unless a caller bound to tenant unions scopes the item to one of them.
+fn require_writable_scope(caller: &Caller, scope: &MemoryScope) -> ApiResult<()> {
+    if caller.scope().is_all() {
+        return Ok(());
+    }
+    match scope.tenant_union_id {
+        Some(union) => caller.require_union(union),
+        None => Err(ApiError::new(
+            ErrorCode::AccessDenied,
+            format!(
+                "your key reaches {}: scope the item to one of them with tenant_union_id",
+                caller.scope()
+            ),
+        )),
+    }
+}
+
+/// Refuses unless the caller wrote the item or is an admin, as for notes: what an admin
+/// (or another member) told Sleuth is not a member's to rewrite.
+fn require_author_or_admin(caller: &Caller, item: &MemoryItemRecord, doing: &str) -> ApiResult<()> {
+    let author = item.created_by.as_ref();
+    if author.is_some_and(|author| author.id == caller.user_id())
+        || caller.0.user.role == Role::Admin
+    {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::AccessDenied,
+        format!(
+            "only the item's author ({}) or an admin may {doing} context memory item {}",
+            author.map_or("someone else", |author| author.email.as_str()),
+            item.id
+        ),
+    ))
 }
 
 fn now() -> sleuth_domain::Timestamp {

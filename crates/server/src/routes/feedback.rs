@@ -185,6 +185,7 @@ async fn get_feedback(
 ) -> ApiResult<Json<FeedbackDto>> {
     caller.require(Role::RestrictedReadOnly)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    caller.check_investigation(&state, investigation_id).await?;
     let record = state.store()?.get_investigation(investigation_id).await?;
     Ok(Json(FeedbackDto::new(&record, &record.feedback)))
 }
@@ -207,6 +208,7 @@ async fn update_feedback(
     caller.require(Role::Member)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
     let changes = changes(request)?;
+    caller.check_investigation(&state, investigation_id).await?;
     let store = state.store()?;
     let applied = store
         .apply_feedback(

@@ -88,7 +88,7 @@ async fn create_investigation(
             tenant_integration_key: request.tenant_integration_key,
         },
     };
-    submit(&state, submission, audit).await.map(Json)
+    submit(&state, &caller, submission, audit).await.map(Json)
 }
 
 /// Create an investigation from any JSON object.
@@ -140,7 +140,7 @@ async fn create_custom_investigation(
             tenant_integration_key: query.one("tenant_integration_key").map(str::to_string),
         },
     };
-    submit(&state, submission, audit).await.map(Json)
+    submit(&state, &caller, submission, audit).await.map(Json)
 }
 
 /// An alert as received, before it is parsed.
@@ -158,13 +158,19 @@ pub(crate) struct AlertOptions {
     pub tenant_integration_key: Option<String>,
 }
 
-/// The one path of every alert into Sleuth: parse, find its identity, store once.
+/// The one path of every alert into Sleuth: parse, find its identity, store once. A caller
+/// bound to tenant unions may only put alerts into them (403 otherwise, before anything is
+/// read, so the answer tells nothing of other unions).
 async fn submit(
     state: &AppState,
+    caller: &Caller,
     submission: Submission,
     audit: Option<Extension<AuditSlot>>,
 ) -> ApiResult<CreateInvestigationResponse> {
     let store = state.store()?;
+    if let Some(id) = submission.options.tenant_union_id {
+        caller.require_union(id)?;
+    }
     let raw: Value = parse_json(submission.raw_text.as_bytes())?;
     refuse_several_alerts(&raw)?;
     let alert = prepare(
@@ -174,6 +180,17 @@ async fn submit(
         &submission.options,
     )
     .await?;
+    caller.require_union(alert.tenant_union_id).map_err(|_| {
+        ApiError::new(
+            crate::error::ErrorCode::AccessDenied,
+            format!(
+                "this alert belongs to tenant union {}, which your key does not reach ({}); \
+                 name one of yours in tenant_union_id",
+                alert.tenant_union_id,
+                caller.scope()
+            ),
+        )
+    })?;
     // The alert and the audit record of its submission commit together.
     let audit = audit.map(|Extension(slot)| slot.take_entry());
     let created = store
@@ -320,6 +337,7 @@ async fn get_investigation(
 ) -> ApiResult<Json<InvestigationDto>> {
     caller.require(Role::RestrictedReadOnly)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    caller.check_investigation(&state, investigation_id).await?;
     let record = state.store()?.get_investigation(investigation_id).await?;
     Ok(Json(InvestigationDto::new(
         &record,
@@ -352,6 +370,7 @@ async fn get_alert_revisions(
 ) -> ApiResult<Json<AlertRevisionsDto>> {
     caller.require(Role::RestrictedReadOnly)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    caller.check_investigation(&state, investigation_id).await?;
     let revisions = state.store()?.alert_revisions(investigation_id).await?;
     Ok(Json(AlertRevisionsDto::from(&revisions)))
 }
@@ -382,7 +401,8 @@ async fn list_investigations(
     pairs: QueryPairs,
 ) -> ApiResult<Json<PaginatedInvestigationListBody>> {
     caller.require(Role::RestrictedReadOnly)?;
-    let query = list_query::parse(&pairs)?;
+    let mut query = list_query::parse(&pairs)?;
+    query.scope = caller.scope();
     let base_url = links::base_url(&state, &headers);
     let page = list_budget::investigations(
         state.store()?.as_ref(),
@@ -431,6 +451,7 @@ async fn cancel_investigation(
 ) -> ApiResult<Json<InvestigationDto>> {
     caller.require(Role::Member)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    caller.check_investigation(&state, investigation_id).await?;
     let store = state.store()?;
     store
         .cancel_investigation(investigation_id, chrono::Utc::now())

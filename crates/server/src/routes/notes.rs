@@ -67,6 +67,17 @@ fn note_text(request: NoteRequest) -> ApiResult<String> {
     Ok(text)
 }
 
+/// The note, if its investigation is within the caller's tenant unions; as missing
+/// otherwise.
+async fn visible_note(state: &AppState, caller: &Caller, note_id: i64) -> ApiResult<NoteRecord> {
+    let note = state.store()?.get_note(note_id).await?;
+    caller
+        .check_investigation(state, note.investigation_id)
+        .await
+        .map_err(|_| ApiError::not_found(format!("note {note_id} not found")))?;
+    Ok(note)
+}
+
 /// Refuses unless the caller wrote the note or is an admin.
 fn require_author_or_admin(caller: &Caller, note: &NoteRecord, doing: &str) -> ApiResult<()> {
     if note.author.id == caller.user_id() || caller.0.user.role == Role::Admin {
@@ -118,6 +129,7 @@ async fn create_note(
     caller.require(Role::Member)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
     let text = note_text(request)?;
+    caller.check_investigation(&state, investigation_id).await?;
     let store = state.store()?.clone();
     let note = store
         .create_note(
@@ -143,6 +155,7 @@ async fn list_notes(
 ) -> ApiResult<Json<Vec<NoteDto>>> {
     caller.require(Role::RestrictedReadOnly)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    caller.check_investigation(&state, investigation_id).await?;
     let notes = state.store()?.list_notes(investigation_id).await?;
     Ok(Json(notes.iter().map(NoteDto::from).collect()))
 }
@@ -163,7 +176,7 @@ async fn update_note(
     let note_id = path_id(&note_id, "note")?;
     let text = note_text(request)?;
     let store = state.store()?;
-    let note = store.get_note(note_id).await?;
+    let note = visible_note(&state, &caller, note_id).await?;
     require_author_or_admin(&caller, &note, "change")?;
     let note = store
         .update_note(note_id, &text, chrono::Utc::now())
@@ -185,7 +198,7 @@ async fn delete_note(
     caller.require(Role::Member)?;
     let note_id = path_id(&note_id, "note")?;
     let store = state.store()?;
-    let note = store.get_note(note_id).await?;
+    let note = visible_note(&state, &caller, note_id).await?;
     require_author_or_admin(&caller, &note, "delete")?;
     store.delete_note(note_id).await?;
     Ok(StatusCode::OK)

@@ -2,7 +2,8 @@
 //! trigger name, time and free text over the arguments. Admin only: the arguments carry
 //! what admin-only resources hold — API key names and prefixes, users' emails and roles,
 //! and whatever an admin passed to a manual response-action run — so a reader who may not
-//! see keys, users or response actions may not see their events either.
+//! see keys, users or response actions may not see their events either. An admin bound to
+//! tenant unions sees only the events of investigations in them.
 
 use axum::Json;
 use axum::extract::State;
@@ -61,7 +62,7 @@ async fn list_system_events(
     caller: Caller,
     query: QueryPairs,
 ) -> ApiResult<Json<SystemEventPageDto>> {
-    caller.require(Role::Admin)?;
+    caller.require_within_scope(Role::Admin)?;
     // Groups of the catalog tree never fire; only its leaves are triggers.
     let known: Vec<String> = trigger_catalog::catalog()
         .into_iter()
@@ -84,6 +85,7 @@ async fn list_system_events(
         trigger_names,
         time: time_range(&query, "from", "until")?,
         search: search_parameter(&query)?,
+        scope: caller.scope(),
         limit,
         offset,
     };

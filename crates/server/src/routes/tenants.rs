@@ -63,7 +63,7 @@ fn validate_lookup(lookup: Map<String, Value>) -> ApiResult<Map<String, Value>> 
     Ok(lookup)
 }
 
-/// List tenant unions.
+/// List tenant unions: those the caller's key reaches (every one for an unbound key).
 #[utoipa::path(get, path = "/app/api/v1/tenant-unions", tag = "tenants",
     responses((status = 200, body = Vec<TenantUnionDto>), (status = 401, body = ErrorBody)),
     security(("api_key" = [])))]
@@ -73,7 +73,16 @@ async fn list_tenant_unions(
 ) -> ApiResult<Json<Vec<TenantUnionDto>>> {
     caller.require(Role::RestrictedReadOnly)?;
     let unions = state.store()?.list_tenant_unions().await?;
-    Ok(Json(unions.iter().map(TenantUnionDto::from).collect()))
+    // Unions are few and listed whole, without pages: dropping the ones out of reach
+    // leaves no count or page wrong.
+    let scope = caller.scope();
+    Ok(Json(
+        unions
+            .iter()
+            .filter(|union| scope.allows(union.id))
+            .map(TenantUnionDto::from)
+            .collect(),
+    ))
 }
 
 /// Create a tenant union (admin).
@@ -113,6 +122,11 @@ async fn get_tenant_union(
 ) -> ApiResult<Json<TenantUnionDto>> {
     caller.require(Role::RestrictedReadOnly)?;
     let tenant_union_id = path_id(&tenant_union_id, "tenant union")?;
+    if !caller.scope().allows(tenant_union_id) {
+        return Err(ApiError::not_found(format!(
+            "tenant union {tenant_union_id} not found"
+        )));
+    }
     let union = state.store()?.get_tenant_union(tenant_union_id).await?;
     Ok(Json(TenantUnionDto::from(&union)))
 }

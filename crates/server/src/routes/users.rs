@@ -3,6 +3,13 @@
 //! A key is shown once, at creation, and stored only as a hash. Deactivating a user
 //! revokes their keys at once (reactivating does not revive them); an admin cannot demote or deactivate themselves, and the store
 //! refuses any change that would leave no active admin.
+//!
+//! Users and keys may be bound to tenant unions (`tenant_union_ids`): a bound key reads,
+//! lists, counts and writes only what belongs to those unions, and what a request reaches
+//! is what both its key and the key's user allow. A key is never wider than its user: made
+//! without `tenant_union_ids`, it takes its user's. Users and keys made before scoping,
+//! and any made without it, reach every union. Managing users and keys needs an admin key
+//! bound to no union.
 
 use std::collections::HashMap;
 
@@ -11,14 +18,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use sleuth_domain::{EmailAddress, Role, parse_person_name};
-use sleuth_store::{NewApiKey, NewUser, StoreError, User, UserChanges};
+use sleuth_store::{NewApiKey, NewUser, StoreError, TenantScope, User, UserChanges};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{Caller, generate_key};
 use crate::dto::api_key::{ApiKeyDto, CreatedApiKeyDto};
-use crate::dto::user::UserDto;
+use crate::dto::user::{ManagedUserDto, UserDto};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, QueryPairs, path_id, query_bool};
 use crate::firing;
@@ -52,6 +59,8 @@ pub struct CreateUserRequest {
     pub role: Option<String>,
     /// The user's id at the identity provider, when there is one (at most 150 characters).
     pub oidc_user_id: Option<String>,
+    /// The tenant unions the user may reach (at least one); absent or null for every union.
+    pub tenant_union_ids: Option<Vec<i64>>,
 }
 
 /// Body of a user change: any non-empty subset of the fields.
@@ -67,6 +76,11 @@ pub struct UpdateUserRequest {
     /// False deactivates the user and revokes their keys (at once); true reactivates them,
     /// with no key: create new ones.
     pub is_active: Option<bool>,
+    /// Binds the user to these tenant unions (at least one); null unbinds them (every
+    /// union). Their keys are narrowed at once: a key reaches only what its user does.
+    #[serde(default, deserialize_with = "crate::extract::present")]
+    #[schema(value_type = Option<Vec<i64>>)]
+    pub tenant_union_ids: Option<Option<Vec<i64>>>,
 }
 
 /// Body of a key create.
@@ -78,6 +92,29 @@ pub struct CreateApiKeyRequest {
     /// A label (which integration or person uses the key): 1 to 150 characters.
     #[schema(min_length = 1, max_length = 150)]
     pub name: Option<String>,
+    /// The tenant unions the key may reach, within its user's; absent: its user's.
+    pub tenant_union_ids: Option<Vec<i64>>,
+}
+
+/// A tenant scope as a body names it: null or absent for every union, else at least one
+/// union id.
+fn scope_field(ids: Option<Vec<i64>>) -> ApiResult<TenantScope> {
+    let Some(ids) = ids else {
+        return Ok(TenantScope::All);
+    };
+    if ids.is_empty() {
+        return Err(ApiError::invalid_field(
+            "tenant_union_ids",
+            "name at least one tenant union, or send null for every union",
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|id| **id < 1) {
+        return Err(ApiError::invalid_field(
+            "tenant_union_ids",
+            format!("{bad} is not a tenant union id"),
+        ));
+    }
+    Ok(TenantScope::unions(ids))
 }
 
 fn role(raw: &str) -> ApiResult<Role> {
@@ -114,13 +151,13 @@ fn label(field: &str, raw: &str) -> ApiResult<String> {
 /// List users (admin). Active users by default; `is_active=false` lists the deactivated.
 #[utoipa::path(get, path = "/app/api/v1/users", tag = "users",
     params(("is_active" = Option<bool>, Query, description = "Default true")),
-    responses((status = 200, body = Vec<UserDto>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    responses((status = 200, body = Vec<ManagedUserDto>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("api_key" = [])))]
 async fn list_users(
     State(state): State<AppState>,
     caller: Caller,
     query: QueryPairs,
-) -> ApiResult<Json<Vec<UserDto>>> {
+) -> ApiResult<Json<Vec<ManagedUserDto>>> {
     caller.require(Role::Admin)?;
     let active = query_bool(&query, "is_active")?.unwrap_or(true);
     let users = state.store()?.list_users().await?;
@@ -128,21 +165,21 @@ async fn list_users(
         users
             .iter()
             .filter(|user| user.is_active == active)
-            .map(UserDto::from)
+            .map(ManagedUserDto::from)
             .collect(),
     ))
 }
 
 /// Create a user (admin). Fires `USER_CREATED`. Give them a key with POST /api-keys.
 #[utoipa::path(post, path = "/app/api/v1/users", tag = "users", request_body = CreateUserRequest,
-    responses((status = 201, body = UserDto), (status = 400, description = "Invalid input or a duplicate email", body = ErrorBody),
+    responses((status = 201, body = ManagedUserDto), (status = 400, description = "Invalid input, a duplicate email or an unknown tenant union", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("api_key" = [])))]
 async fn create_user(
     State(state): State<AppState>,
     caller: Caller,
     ApiJson(request): ApiJson<CreateUserRequest>,
-) -> ApiResult<(StatusCode, Json<UserDto>)> {
+) -> ApiResult<(StatusCode, Json<ManagedUserDto>)> {
     caller.require(Role::Admin)?;
     let email = request
         .email
@@ -165,6 +202,7 @@ async fn create_user(
             .as_deref()
             .map(|raw| label("oidc_user_id", raw))
             .transpose()?,
+        tenant_scope: scope_field(request.tenant_union_ids)?,
     };
     let store = state.store()?;
     let user = store.create_user(&new_user).await?;
@@ -174,14 +212,14 @@ async fn create_user(
         vec![USER_CREATED],
         firing::user_firing(&user),
     );
-    Ok((StatusCode::CREATED, Json(UserDto::from(&user))))
+    Ok((StatusCode::CREATED, Json(ManagedUserDto::from(&user))))
 }
 
 /// Change a user's role or names, or deactivate (`is_active: false`) or reactivate them
 /// (admin). An admin cannot demote or deactivate themselves.
 #[utoipa::path(patch, path = "/app/api/v1/users/{user_id}", tag = "users",
     params(("user_id" = String, Path)), request_body = UpdateUserRequest,
-    responses((status = 200, body = UserDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = ManagedUserDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
 async fn update_user(
@@ -189,7 +227,7 @@ async fn update_user(
     caller: Caller,
     Path(user_id): Path<String>,
     ApiJson(request): ApiJson<UpdateUserRequest>,
-) -> ApiResult<Json<UserDto>> {
+) -> ApiResult<Json<ManagedUserDto>> {
     caller.require(Role::Admin)?;
     let user_id = path_id(&user_id, "user")?;
     let changes = UserChanges {
@@ -205,14 +243,17 @@ async fn update_user(
             .map(|raw| person_name("last_name", raw))
             .transpose()?,
         is_active: request.is_active,
+        tenant_scope: request.tenant_union_ids.map(scope_field).transpose()?,
     };
     if changes.role.is_none()
         && changes.first_name.is_none()
         && changes.last_name.is_none()
         && changes.is_active.is_none()
+        && changes.tenant_scope.is_none()
     {
         return Err(ApiError::bad_request(
-            "nothing to change: send at least one of role, first_name, last_name, is_active",
+            "nothing to change: send at least one of role, first_name, last_name, is_active, \
+             tenant_union_ids",
         ));
     }
     let demotes = changes.role.is_some_and(|role| role != Role::Admin);
@@ -224,7 +265,7 @@ async fn update_user(
         ));
     }
     let user = state.store()?.update_user(user_id, &changes).await?;
-    Ok(Json(UserDto::from(&user)))
+    Ok(Json(ManagedUserDto::from(&user)))
 }
 
 /// Every user by id, for showing keys with their users.
@@ -261,7 +302,7 @@ async fn list_api_keys(
 /// Create an API key for a user (admin). The answer carries the key in `key`, shown this
 /// once. Fires `API_KEY_CREATED`.
 #[utoipa::path(post, path = "/app/api/v1/api-keys", tag = "users", request_body = CreateApiKeyRequest,
-    responses((status = 201, body = CreatedApiKeyDto), (status = 400, description = "Invalid input, or an unknown or deactivated user", body = ErrorBody),
+    responses((status = 201, body = CreatedApiKeyDto), (status = 400, description = "Invalid input, an unknown or deactivated user, or tenant unions beyond the user's", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("api_key" = [])))]
 async fn create_api_key(
@@ -301,6 +342,10 @@ async fn create_api_key(
             ),
         ));
     }
+    let tenant_scope = match request.tenant_union_ids {
+        None => user.tenant_scope.clone(),
+        ids => scope_field(ids)?,
+    };
     let (secret, hash, prefix) = generate_key();
     let key = store
         .create_api_key(&NewApiKey {
@@ -308,6 +353,7 @@ async fn create_api_key(
             name,
             hash,
             prefix,
+            tenant_scope,
         })
         .await?;
     firing::fire_detached(

@@ -13,6 +13,7 @@ on_both_backends!(
     creating_validates_every_field,
     updating_and_deleting_need_a_member_and_a_known_item,
     the_list_filters_by_scope_and_words_and_pages,
+    a_member_changes_only_their_own_items_and_an_admin_any,
 );
 
 const CREATE: &str = "/app/api/v1/context-memory/create";
@@ -51,7 +52,8 @@ async fn create(app: &TestApp, body: &Value) -> i64 {
     answer.json["item_id"].as_i64().unwrap()
 }
 
-async fn tenant_union(app: &TestApp, name: &str) -> i64 {
+/// Creates a tenant union `name` with the admin key; answers its id.
+pub(crate) async fn tenant_union(app: &TestApp, name: &str) -> i64 {
     let answer = app
         .post(
             "/app/api/v1/tenant-unions",
@@ -616,4 +618,77 @@ async fn the_list_filters_by_scope_and_words_and_pages(app: TestApp) {
         401,
         "unauthorized",
     );
+}
+
+async fn a_member_changes_only_their_own_items_and_an_admin_any(app: TestApp) {
+    let admins = app
+        .post(
+            CREATE,
+            &app.admin_key,
+            &json!({"text": "198.51.100.9 is the Frankfurt VPN egress"}),
+        )
+        .await;
+    assert_eq!(admins.status, 201, "{}", admins.text);
+    let admins = admins.json["item_id"].as_i64().unwrap();
+    let members = create(&app, &json!({"text": "wks-0231 is the jump host"})).await;
+
+    let refused = put(
+        &app,
+        &update_path(admins),
+        &app.member_key,
+        &json!({"text": "198.51.100.9 is harmless"}),
+    )
+    .await;
+    assert_error(&refused, 403, "access_denied");
+    assert!(
+        refused.json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("admin@example.com"),
+        "{}",
+        refused.text
+    );
+    assert_error(
+        &delete(&app, &delete_path(admins), &app.member_key).await,
+        403,
+        "access_denied",
+    );
+    let page = list(&app, "").await;
+    assert_eq!(page["count"], 2, "nothing was deleted");
+    assert!(
+        page.to_string().contains("Frankfurt VPN egress"),
+        "nothing was changed: {page}"
+    );
+
+    // Their own item, the member changes and deletes; an admin changes anyone's.
+    let own = put(
+        &app,
+        &update_path(members),
+        &app.member_key,
+        &json!({"text": "wks-0231 is the new jump host"}),
+    )
+    .await;
+    assert_eq!(own.status, 200, "{}", own.text);
+    let by_admin = put(
+        &app,
+        &update_path(members),
+        &app.admin_key,
+        &json!({"text": "wks-0231 is the old jump host"}),
+    )
+    .await;
+    assert_eq!(by_admin.status, 200, "{}", by_admin.text);
+    assert_eq!(by_admin.json["text"], "wks-0231 is the old jump host");
+    assert_eq!(
+        delete(&app, &delete_path(members), &app.member_key)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        delete(&app, &delete_path(admins), &app.admin_key)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(list(&app, "").await["count"], 0);
 }

@@ -202,6 +202,7 @@ async fn add_user(store: &Arc<dyn Store>, email: &str, role: Role) -> String {
             name: "test".into(),
             hash,
             prefix,
+            tenant_scope: sleuth_store::TenantScope::All,
         })
         .await
         .expect("key");

@@ -17,4 +17,5 @@ mod push;
 mod response_actions;
 mod strategies;
 mod system_events;
+mod tenants;
 mod users;

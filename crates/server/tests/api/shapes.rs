@@ -413,6 +413,26 @@ pub fn assert_user(value: &Value) {
     user(value, "user");
 }
 
+/// A user as the users endpoints show it: SPEC's User and `tenant_union_ids` (null, or the
+/// ids of the tenant unions the user is bound to).
+pub fn assert_managed_user(value: &Value) {
+    let ids = &value["tenant_union_ids"];
+    assert!(
+        ids.is_null()
+            || ids
+                .as_array()
+                .is_some_and(|ids| !ids.is_empty() && ids.iter().all(Value::is_i64)),
+        "tenant_union_ids must be null or a list of ids: {ids}"
+    );
+    let mut user_only = value.clone();
+    user_only
+        .as_object_mut()
+        .expect("a user object")
+        .remove("tenant_union_ids")
+        .expect("tenant_union_ids is always there");
+    user(&user_only, "managed user");
+}
+
 /// SPEC's Investigation feedback.
 pub fn assert_feedback(value: &Value) {
     feedback(value, "feedback");

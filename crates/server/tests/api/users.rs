@@ -51,7 +51,7 @@ async fn user_ids(app: &TestApp, query: &str) -> Vec<i64> {
     let answer = app.get(&format!("{USERS}{query}"), &app.admin_key).await;
     assert_eq!(answer.status, 200, "{}", answer.text);
     let users = answer.json.as_array().unwrap();
-    users.iter().for_each(shapes::assert_user);
+    users.iter().for_each(shapes::assert_managed_user);
     users
         .iter()
         .map(|user| user["id"].as_i64().unwrap())
@@ -77,6 +77,7 @@ fn assert_key(value: &Value) {
             "name",
             "prefix",
             "revoked_at",
+            "tenant_union_ids",
             "user"
         ]
     );
@@ -126,7 +127,7 @@ async fn users_are_created_within_specs_bounds_and_once_per_email(app: TestApp) 
     )
     .await;
     assert_eq!(created.status, 201, "{}", created.text);
-    shapes::assert_user(&created.json);
+    shapes::assert_managed_user(&created.json);
     assert_eq!(
         created.json["email"], "r.patel@example.com",
         "stored lower-cased"
@@ -256,7 +257,7 @@ async fn users_are_changed_deactivated_and_reactivated_but_never_the_last_admin(
         )
         .await;
     assert_eq!(changed.status, 200, "{}", changed.text);
-    shapes::assert_user(&changed.json);
+    shapes::assert_managed_user(&changed.json);
     assert_eq!(
         (
             &changed.json["role"],
