@@ -76,6 +76,33 @@ CREATE TABLE audit_log (
   hash text NOT NULL
 );
 
+CREATE TABLE connectors (
+  id bigint NOT NULL DEFAULT nextval('connectors_id_seq'::regclass),
+  name text NOT NULL,
+  kind text NOT NULL,
+  settings text NOT NULL,
+  tenant_union_id bigint,
+  enabled bigint NOT NULL DEFAULT 1,
+  interval_seconds bigint NOT NULL,
+  cursor text,
+  next_poll_at bigint NOT NULL,
+  lease_token text,
+  lease_expires_at bigint,
+  last_poll_at bigint,
+  caught_up_at bigint,
+  last_error text,
+  last_error_at bigint,
+  failures bigint NOT NULL DEFAULT 0,
+  polls bigint NOT NULL DEFAULT 0,
+  pages bigint NOT NULL DEFAULT 0,
+  alerts_taken bigint NOT NULL DEFAULT 0,
+  alerts_known bigint NOT NULL DEFAULT 0,
+  alerts_refused bigint NOT NULL DEFAULT 0,
+  created_by bigint,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
 CREATE TABLE context_documents (
   id bigint NOT NULL,
   document text NOT NULL,
@@ -463,6 +490,14 @@ ALTER TABLE audit_chain_head ADD CONSTRAINT audit_chain_head_id_check CHECK ((id
 ALTER TABLE audit_chain_head ADD CONSTRAINT audit_chain_head_pkey PRIMARY KEY (id);
 
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_pkey PRIMARY KEY (seq);
+
+ALTER TABLE connectors ADD CONSTRAINT connectors_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
+
+ALTER TABLE connectors ADD CONSTRAINT connectors_name_key UNIQUE (name);
+
+ALTER TABLE connectors ADD CONSTRAINT connectors_pkey PRIMARY KEY (id);
+
+ALTER TABLE connectors ADD CONSTRAINT connectors_tenant_union_id_fkey FOREIGN KEY (tenant_union_id) REFERENCES tenant_unions(id);
 
 ALTER TABLE context_documents ADD CONSTRAINT context_documents_id_check CHECK ((id = 1));
 

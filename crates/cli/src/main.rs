@@ -4,6 +4,7 @@
 
 mod apikey;
 mod audit;
+mod connector;
 mod context;
 mod eval;
 mod investigate;
@@ -69,6 +70,11 @@ enum Command {
     PushSource {
         #[command(subcommand)]
         command: push_source::PushSourceCommand,
+    },
+    /// Manage pull connectors: vendor alert APIs polled on an interval (docs/sources.md).
+    Connector {
+        #[command(subcommand)]
+        command: connector::ConnectorCommand,
     },
     /// Manage the secrets response scripts read (values from stdin, never shown).
     Secret {
@@ -199,6 +205,7 @@ fn main() -> ExitCode {
             Command::Tenant { command } => tenant::run(&settings, command).await,
             Command::Secret { command } => secret::run(&settings, command).await,
             Command::PushSource { command } => push_source::run(&settings, command).await,
+            Command::Connector { command } => connector::run(&settings, command).await,
             Command::Investigate {
                 file,
                 schema_key,

@@ -1,4 +1,5 @@
-//! `sleuth serve` and `sleuth worker`: start-up, the first admin, workers, shutdown.
+//! `sleuth serve` and `sleuth worker`: start-up, the first admin, workers and the
+//! connector runtime, shutdown.
 
 use std::sync::Arc;
 
@@ -55,6 +56,13 @@ pub async fn worker(settings: Settings) -> anyhow::Result<()> {
     sleuth_server::firing::prepare(&state, &store).await;
     let (stop_workers, workers_stopped) = watch::channel(false);
     with_api_context(&state, &store, workers_stopped.clone()).await;
+    let connectors = state.settings().connectors.enabled.then(|| {
+        tokio::spawn(sleuth_server::connector_runtime::run(
+            state.clone(),
+            store.clone(),
+            workers_stopped.clone(),
+        ))
+    });
     let workers = tokio::spawn(sleuth_server::workers::run_pool(
         state,
         store,
@@ -63,6 +71,9 @@ pub async fn worker(settings: Settings) -> anyhow::Result<()> {
     shutdown_signal().await;
     let _ = stop_workers.send(true);
     let _ = workers.await;
+    if let Some(connectors) = connectors {
+        let _ = connectors.await;
+    }
     Ok(())
 }
 
@@ -128,14 +139,28 @@ async fn start_when_database_is_ready(
         backend = store.backend().as_str(),
         "database ready; API accepting requests"
     );
-    if !state.settings().workers.enabled {
+    let connectors = state.settings().connectors.enabled.then(|| {
+        tokio::spawn(sleuth_server::connector_runtime::run(
+            state.clone(),
+            store.clone(),
+            workers_stopped.clone(),
+        ))
+    });
+    let workers = state.settings().workers.enabled.then(|| {
+        tokio::spawn(sleuth_server::workers::run_pool(
+            state,
+            store,
+            workers_stopped,
+        ))
+    });
+    if workers.is_none() && connectors.is_none() {
         return None;
     }
-    Some(tokio::spawn(sleuth_server::workers::run_pool(
-        state,
-        store,
-        workers_stopped,
-    )))
+    Some(tokio::spawn(async move {
+        for task in [workers, connectors].into_iter().flatten() {
+            let _ = task.await;
+        }
+    }))
 }
 
 async fn create_first_admin(store: &Arc<dyn Store>, address: &str) -> anyhow::Result<()> {

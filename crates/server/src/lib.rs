@@ -10,6 +10,7 @@ pub mod audit;
 pub mod auth;
 pub mod builtin_strategies;
 pub mod connections;
+pub mod connector_runtime;
 pub mod context_source;
 pub mod dto;
 pub mod error;
@@ -70,6 +71,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::strategies::router())
         .merge(routes::push_sources::router())
         .merge(routes::push::router())
+        .merge(routes::connectors::router())
 }
 
 /// The OpenAPI document Sleuth serves.

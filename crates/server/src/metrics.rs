@@ -34,6 +34,27 @@ struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConnectorAlertLabels {
+    /// The connector's name (admins make them; their number is small).
+    connector: String,
+    /// taken (a new investigation), known (already stored), refused (no parser reads
+    /// it), filtered (left out by the connector's filters).
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConnectorPollLabels {
+    connector: String,
+    /// ok or error.
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConnectorLabels {
+    connector: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     route: String,
 }
@@ -55,6 +76,9 @@ pub struct Metrics {
     pub investigations_running: Gauge,
     /// Set from the store just before each scrape (`render`).
     jobs_pending: Gauge,
+    connector_alerts: Family<ConnectorAlertLabels, Counter>,
+    connector_polls: Family<ConnectorPollLabels, Counter>,
+    connector_caught_up: Family<ConnectorLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -110,7 +134,28 @@ impl Default for Metrics {
             "Investigations queued or running, in all processes",
             jobs_pending.clone(),
         );
+        let connector_alerts = Family::<ConnectorAlertLabels, Counter>::default();
+        registry.register(
+            "connector_alerts",
+            "Alerts a pull connector read, by connector and what became of them",
+            connector_alerts.clone(),
+        );
+        let connector_polls = Family::<ConnectorPollLabels, Counter>::default();
+        registry.register(
+            "connector_polls",
+            "Polls of a pull connector by this process, by result",
+            connector_polls.clone(),
+        );
+        let connector_caught_up = Family::<ConnectorLabels, Gauge>::default();
+        registry.register(
+            "connector_caught_up_timestamp_seconds",
+            "When a connector last read every page its vendor had (Unix time); its lag is now minus this",
+            connector_caught_up.clone(),
+        );
         Metrics {
+            connector_alerts,
+            connector_polls,
+            connector_caught_up,
             registry,
             requests,
             latencies,
@@ -148,6 +193,34 @@ impl Metrics {
     /// The gauge of requests of `class` in flight, for the admission layer to move.
     pub fn in_flight(&self, class: &'static str) -> Gauge {
         self.in_flight.get_or_create(&ClassLabels { class }).clone()
+    }
+
+    /// Counts `count` alerts of a connector's poll with the outcome named (see
+    /// `ConnectorAlertLabels`).
+    pub fn connector_alerts(&self, connector: &str, outcome: &'static str, count: u64) {
+        self.connector_alerts
+            .get_or_create(&ConnectorAlertLabels {
+                connector: connector.to_string(),
+                outcome,
+            })
+            .inc_by(count);
+    }
+
+    /// Counts a connector's poll, and when it read all its vendor had, notes when.
+    pub fn connector_poll(&self, connector: &str, ok: bool, caught_up_at: Option<i64>) {
+        self.connector_polls
+            .get_or_create(&ConnectorPollLabels {
+                connector: connector.to_string(),
+                result: if ok { "ok" } else { "error" },
+            })
+            .inc();
+        if let Some(at) = caught_up_at {
+            self.connector_caught_up
+                .get_or_create(&ConnectorLabels {
+                    connector: connector.to_string(),
+                })
+                .set(at);
+        }
     }
 
     /// The exposition (OpenMetrics text), with `pending_jobs` read by the caller from the

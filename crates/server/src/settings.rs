@@ -13,6 +13,7 @@ pub struct Settings {
     pub server: ServerSettings,
     pub database: DatabaseSettings,
     pub workers: WorkerSettings,
+    pub connectors: ConnectorSettings,
     pub guards: GuardSettings,
     pub engine: EngineSettings,
     pub log: LogSettings,
@@ -121,6 +122,29 @@ impl Default for DatabaseSettings {
         DatabaseSettings {
             url: "sqlite://sleuth.db".into(),
             max_connections: 8,
+        }
+    }
+}
+
+/// The pull connectors' runtime (`connector_runtime`): every process that runs it polls
+/// the connectors that are due, one process per connector at a time (a lease).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConnectorSettings {
+    /// Whether this process polls connectors.
+    pub enabled: bool,
+    /// How often the runtime looks for connectors that are due.
+    pub tick_ms: u64,
+    /// A poller silent this long (its process died) loses the connector to another.
+    pub lease_seconds: u64,
+}
+
+impl Default for ConnectorSettings {
+    fn default() -> ConnectorSettings {
+        ConnectorSettings {
+            enabled: true,
+            tick_ms: 1000,
+            lease_seconds: 120,
         }
     }
 }

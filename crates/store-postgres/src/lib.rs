@@ -125,6 +125,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tenant_scopes",
         sql: include_str!("../migrations/0022_tenant_scopes.sql"),
     },
+    Migration {
+        version: 23,
+        name: "connectors",
+        sql: include_str!("../migrations/0023_connectors.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -194,7 +194,7 @@ pub(crate) fn audited<'a>(
 }
 
 /// Wakes other processes' workers (PostgreSQL); delivered only if the commit succeeds.
-async fn notify_workers(transaction: &mut AnyConnection) -> StoreResult<()> {
+pub(crate) async fn notify_workers(transaction: &mut AnyConnection) -> StoreResult<()> {
     sqlx::query("SELECT pg_notify('sleuth_jobs', '')")
         .execute(&mut *transaction)
         .await
@@ -202,7 +202,7 @@ async fn notify_workers(transaction: &mut AnyConnection) -> StoreResult<()> {
     Ok(())
 }
 
-async fn create_one(
+pub(crate) async fn create_one(
     connection: &mut AnyConnection,
     dialect: Dialect,
     request: &CreateRequest,

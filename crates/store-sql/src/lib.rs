@@ -9,6 +9,7 @@
 mod analyst;
 mod audit;
 mod builder;
+mod connectors;
 mod context;
 mod context_memory;
 mod create;

@@ -132,6 +132,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tenant_scopes",
         sql: include_str!("../migrations/0024_tenant_scopes.sql"),
     },
+    Migration {
+        version: 25,
+        name: "connectors",
+        sql: include_str!("../migrations/0025_connectors.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -6,6 +6,7 @@
 
 mod analyst;
 mod audit;
+mod connectors;
 mod context_memory;
 mod data_sources;
 mod error;
@@ -24,6 +25,7 @@ use sleuth_domain::{History, Timestamp};
 
 pub use analyst::*;
 pub use audit::*;
+pub use connectors::*;
 pub use context_memory::*;
 pub use data_sources::*;
 pub use error::{StoreError, StoreResult};
@@ -80,6 +82,7 @@ pub trait Store:
     + StrategyStore
     + PushStore
     + DataSourceStore
+    + ConnectorStore
     + Send
     + Sync
     + 'static

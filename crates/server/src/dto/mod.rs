@@ -4,6 +4,7 @@
 
 pub mod api_key;
 pub mod audit;
+pub mod connector;
 pub mod context_memory;
 pub mod investigation;
 pub mod note;

@@ -3,6 +3,7 @@
 //! from the router.
 
 pub mod audit_log;
+pub mod connectors;
 pub mod context;
 pub mod context_memory;
 pub mod feedback;

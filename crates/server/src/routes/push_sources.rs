@@ -52,7 +52,8 @@ pub struct PushSourceUpdate {
     pub rotate_token: Option<bool>,
 }
 
-fn validate_name(name: Option<&str>) -> ApiResult<String> {
+/// A name of 1 to 100 characters without control characters (push sources, connectors).
+pub(crate) fn validate_name(name: Option<&str>) -> ApiResult<String> {
     let name = name
         .ok_or_else(|| ApiError::invalid_field("name", "is required"))?
         .trim();

@@ -6,6 +6,7 @@ mod shapes;
 
 mod analyst;
 mod audit_log;
+mod connectors;
 mod context_memory;
 mod engine;
 mod foundation;
@@ -19,3 +20,4 @@ mod strategies;
 mod system_events;
 mod tenants;
 mod users;
+mod vendors;

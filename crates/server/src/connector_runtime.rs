@@ -1,0 +1,387 @@
+//! The pull connectors' runtime: every process that runs it looks for connectors that are
+//! due, leases each (so two processes never poll one connector at once), and drains it
+//! page by page. Each page's alerts go through the same `prepare` as every create, and are
+//! stored with the cursor past them in one transaction (`commit_connector_page`): a poller
+//! stopped mid-page neither skips nor duplicates (the page is read again, and its alerts
+//! dedupe on their identity). Credentials come from the sealed secret store, opened for
+//! one poll and never logged or answered.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sleuth_connectors::{Credentials, Kind, Poller, Settings, Timing};
+use sleuth_store::{ConnectorPage, ConnectorPollEnd, ConnectorRecord, NewAlert, Store, StoreError};
+use tokio::sync::watch;
+
+use crate::routes::investigations::{AlertOptions, prepare};
+use crate::state::AppState;
+
+/// The longest a failing connector waits between polls.
+const MAX_FAILURE_BACKOFF: Duration = Duration::from_secs(3600);
+/// The wait after a connector's first failed poll; doubled after each further one.
+const FIRST_FAILURE_BACKOFF: Duration = Duration::from_secs(5);
+
+/// How one poll ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PollSummary {
+    pub pages: u64,
+    pub taken: u64,
+    pub known: u64,
+    pub refused: u64,
+    pub filtered: u64,
+    /// The vendor had no further page.
+    pub caught_up: bool,
+    pub error: Option<String>,
+    /// Another poller holds the connector now (this one's lease ran out).
+    pub lease_lost: bool,
+}
+
+/// What one test poll read, storing nothing.
+#[derive(Debug, Clone, Default)]
+pub struct TestSummary {
+    /// Alerts in the first page after the filters, those a parser reads, and those the
+    /// filters left out.
+    pub alerts: u64,
+    pub readable: u64,
+    pub filtered: u64,
+    /// Why the first unreadable alert could not be read.
+    pub refusal: Option<String>,
+    /// The titles of the first few readable alerts, as investigations would show them.
+    pub titles: Vec<String>,
+    pub more_pages: bool,
+}
+
+/// Polls connectors until `shutdown` turns true; a poll under way stops after its page.
+pub async fn run(state: AppState, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+    let settings = state.settings().connectors.clone();
+    let tick = Duration::from_millis(settings.tick_ms.max(10));
+    let polling: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
+    let mut tasks = tokio::task::JoinSet::new();
+    tracing::info!("connector runtime started");
+    while !*shutdown.borrow() {
+        match store.list_connectors().await {
+            Ok(connectors) => {
+                for connector in connectors {
+                    if !is_due(&connector, Utc::now()) || locked(&polling).contains(&connector.id) {
+                        continue;
+                    }
+                    let token = uuid::Uuid::new_v4().to_string();
+                    let now = Utc::now();
+                    match store
+                        .lease_connector(connector.id, &token, now, now + lease(&state))
+                        .await
+                    {
+                        Ok(true) => {}
+                        Ok(false) => continue,
+                        Err(error) => {
+                            tracing::warn!(%error, connector = %connector.name, "could not lease a connector");
+                            continue;
+                        }
+                    }
+                    locked(&polling).insert(connector.id);
+                    let (state, store, polling, shutdown) = (
+                        state.clone(),
+                        store.clone(),
+                        polling.clone(),
+                        shutdown.clone(),
+                    );
+                    tasks.spawn(async move {
+                        let id = connector.id;
+                        let options = PollOptions {
+                            lease: lease(&state),
+                            timing: Timing::default(),
+                        };
+                        poll(&state, &store, connector, &token, &shutdown, options).await;
+                        locked(&polling).remove(&id);
+                    });
+                }
+            }
+            Err(error) => tracing::warn!(%error, "could not list the connectors"),
+        }
+        while tasks.try_join_next().is_some() {}
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    tracing::info!("connector runtime stopped");
+}
+
+fn locked(polling: &Mutex<BTreeSet<i64>>) -> std::sync::MutexGuard<'_, BTreeSet<i64>> {
+    polling
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lease(state: &AppState) -> chrono::Duration {
+    chrono::Duration::seconds(
+        i64::try_from(state.settings().connectors.lease_seconds.max(5)).unwrap_or(120),
+    )
+}
+
+fn is_due(connector: &ConnectorRecord, now: DateTime<Utc>) -> bool {
+    connector.enabled
+        && connector.next_poll_at <= now
+        && connector.lease_expires_at.is_none_or(|until| until <= now)
+}
+
+/// The poller of a stored connector, with its credentials opened from the secret store.
+pub async fn poller(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    kind: &str,
+    settings: &Value,
+    timing: Timing,
+) -> Result<Poller, String> {
+    let kind =
+        Kind::parse(kind).ok_or_else(|| format!("the connector kind '{kind}' is unknown"))?;
+    let settings =
+        Settings::check(kind, settings).map_err(|error| format!("its settings: {error}"))?;
+    let secret = open_secret(state, store, &settings.secret).await?;
+    let credentials = Credentials {
+        client_id: settings.client_id.clone(),
+        secret,
+    };
+    Poller::new(kind, settings, credentials, timing)
+}
+
+async fn open_secret(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    name: &str,
+) -> Result<String, String> {
+    let wanted = [name.to_owned()];
+    let stored = store
+        .script_secrets(&wanted)
+        .await
+        .map_err(|error| format!("could not read the secret store: {error}"))?;
+    let stored = stored
+        .get(name)
+        .ok_or_else(|| format!("the secret '{name}' is not stored (`sleuth secret set {name}`)"))?;
+    crate::secret_keys::open(state.keyring(), name, stored)
+        .map(|value| value.0)
+        .map_err(|error| error.to_string())
+}
+
+/// How a poll holds its lease and meets its vendor.
+#[derive(Debug, Clone, Copy)]
+pub struct PollOptions {
+    /// Each stored page renews the lease for this long.
+    pub lease: chrono::Duration,
+    pub timing: Timing,
+}
+
+/// One leased poll: pages until the vendor has no further one (or `shutdown`), then the
+/// lease is given back with the time of the next poll.
+pub async fn poll(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    connector: ConnectorRecord,
+    lease_token: &str,
+    shutdown: &watch::Receiver<bool>,
+    options: PollOptions,
+) -> PollSummary {
+    let timing = options.timing;
+    let metrics = state.metrics();
+    let started = Utc::now();
+    let mut summary = PollSummary::default();
+    let mut retry_after = None;
+    match poller(state, store, &connector.kind, &connector.settings, timing).await {
+        Err(error) => summary.error = Some(error),
+        Ok(mut poller) => {
+            let mut cursor = connector.cursor.clone();
+            loop {
+                let page = match poller.next_page(cursor.as_ref(), started).await {
+                    Ok(page) => page,
+                    Err(error) => {
+                        retry_after = error.retry_after();
+                        summary.error = Some(error.to_string());
+                        break;
+                    }
+                };
+                let (alerts, refused, refused_reason) =
+                    read_alerts(store.as_ref(), &connector, poller.kind(), &page.alerts).await;
+                let stored = store
+                    .commit_connector_page(ConnectorPage {
+                        connector_id: connector.id,
+                        lease_token: lease_token.to_owned(),
+                        alerts,
+                        refused,
+                        refused_reason,
+                        cursor: page.cursor.clone(),
+                        caught_up: page.caught_up,
+                        lease_until: Utc::now() + options.lease,
+                        at: Utc::now(),
+                    })
+                    .await;
+                let created = match stored {
+                    Ok(created) => created,
+                    Err(StoreError::Rejected { detail }) => {
+                        tracing::warn!(connector = %connector.name, "{detail}; stopping this poll");
+                        summary.lease_lost = true;
+                        return summary;
+                    }
+                    Err(error) => {
+                        summary.error = Some(format!("could not store a page: {error}"));
+                        break;
+                    }
+                };
+                let taken = created
+                    .iter()
+                    .filter(|created| matches!(created, sleuth_store::Created::New(_)))
+                    .count() as u64;
+                let known = created.len() as u64 - taken;
+                // Refused before the store (no parser reads it) or by it.
+                let refused = (page.alerts.len() as u64).saturating_sub(created.len() as u64);
+                summary.pages += 1;
+                summary.taken += taken;
+                summary.known += known;
+                summary.refused += refused;
+                summary.filtered += page.filtered as u64;
+                for (outcome, count) in [
+                    ("taken", taken),
+                    ("known", known),
+                    ("refused", refused),
+                    ("filtered", page.filtered as u64),
+                ] {
+                    if count > 0 {
+                        metrics.connector_alerts(&connector.name, outcome, count);
+                    }
+                }
+                cursor = Some(page.cursor);
+                if page.caught_up {
+                    summary.caught_up = true;
+                    break;
+                }
+                if *shutdown.borrow() {
+                    break;
+                }
+            }
+        }
+    }
+    let now = Utc::now();
+    let next_poll_at = match (&summary.error, summary.caught_up) {
+        (Some(_), _) => {
+            let wait = retry_after.unwrap_or_else(|| failure_backoff(connector.failures + 1));
+            now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1))
+        }
+        (None, true) => now + chrono::Duration::seconds(connector.interval_seconds),
+        // Stopped by a shutdown with pages left: whoever runs next goes on at once.
+        (None, false) => now,
+    };
+    if let Some(error) = &summary.error {
+        tracing::warn!(connector = %connector.name, %error, "a connector's poll failed");
+    }
+    metrics.connector_poll(
+        &connector.name,
+        summary.error.is_none(),
+        summary.caught_up.then(|| now.timestamp()),
+    );
+    let end = ConnectorPollEnd {
+        connector_id: connector.id,
+        lease_token: lease_token.to_owned(),
+        next_poll_at,
+        error: summary.error.clone(),
+        at: now,
+    };
+    match store.end_connector_poll(&end).await {
+        Ok(true) => {}
+        Ok(false) => summary.lease_lost = true,
+        Err(error) => {
+            tracing::warn!(%error, connector = %connector.name, "could not record a connector's poll");
+        }
+    }
+    summary
+}
+
+/// Each vendor alert made ready to store, and how many no parser could read (with the
+/// first reason).
+async fn read_alerts(
+    store: &dyn Store,
+    connector: &ConnectorRecord,
+    kind: Kind,
+    alerts: &[Value],
+) -> (Vec<NewAlert>, i64, Option<String>) {
+    let options = AlertOptions {
+        schema_key: Some(kind.schema_key().to_owned()),
+        tenant_union_id: connector.tenant_union_id,
+        tenant_integration_key: None,
+    };
+    let mut ready = Vec::with_capacity(alerts.len());
+    let mut refused = 0;
+    let mut reason = None;
+    for alert in alerts {
+        match prepare(store, alert.to_string(), alert, &options).await {
+            Ok(new_alert) => ready.push(new_alert),
+            Err(error) => {
+                refused += 1;
+                reason.get_or_insert_with(|| {
+                    format!("an alert of the page was refused: {}", error.message)
+                });
+            }
+        }
+    }
+    (ready, refused, reason)
+}
+
+/// The wait after `failures` failed polls in a row.
+fn failure_backoff(failures: i64) -> Duration {
+    let doublings = u32::try_from(failures.clamp(1, 20) - 1).unwrap_or(0);
+    FIRST_FAILURE_BACKOFF
+        .saturating_mul(2u32.saturating_pow(doublings))
+        .min(MAX_FAILURE_BACKOFF)
+}
+
+/// One page read as a poll would read it (from the connector's cursor, or its backfill
+/// window), parsed, and stored nowhere: the cursor stays.
+pub async fn test_poll(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    connector: &ConnectorRecord,
+) -> Result<TestSummary, String> {
+    let mut poller = poller(
+        state,
+        store,
+        &connector.kind,
+        &connector.settings,
+        Timing::default(),
+    )
+    .await?;
+    let page = poller
+        .next_page(connector.cursor.as_ref(), Utc::now())
+        .await
+        .map_err(|error| error.to_string())?;
+    let mut summary = TestSummary {
+        alerts: page.alerts.len() as u64,
+        filtered: page.filtered as u64,
+        more_pages: !page.caught_up,
+        ..TestSummary::default()
+    };
+    let (ready, _, refusal) =
+        read_alerts(store.as_ref(), connector, poller.kind(), &page.alerts).await;
+    summary.readable = ready.len() as u64;
+    summary.refusal = refusal;
+    summary.titles = ready
+        .iter()
+        .take(5)
+        .map(|alert| alert.parsed.title.clone())
+        .collect();
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_back_off_by_doubling_up_to_an_hour() {
+        assert_eq!(failure_backoff(1), Duration::from_secs(5));
+        assert_eq!(failure_backoff(2), Duration::from_secs(10));
+        assert_eq!(failure_backoff(4), Duration::from_secs(40));
+        assert_eq!(failure_backoff(50), MAX_FAILURE_BACKOFF);
+    }
+}
