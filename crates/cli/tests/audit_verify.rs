@@ -1,6 +1,7 @@
 //! `sleuth audit verify` on the real binary, on SQLite and PostgreSQL: the command line's
 //! own writes are audited (never a secret's value or a key), appends from several
-//! processes at once keep one chain, and tampering with a row is named by entry.
+//! processes at once keep one chain, and tampering with a row is named by entry. Also the
+//! binding of users and keys to tenant unions from the command line.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests of the binary must start the binary.
 #![allow(clippy::disallowed_methods)]
@@ -168,4 +169,115 @@ async fn verify_names_tampering_on_postgres() {
         "DROP TRIGGER audit_log_no_change ON audit_log;",
     )
     .await;
+}
+
+async fn scalar(database: &str, sql: &str) -> Option<String> {
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(database).await.unwrap();
+    let value: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    value
+}
+
+/// `sleuth apikey create --tenant-union` binds a new user and their key; a key wider than
+/// its user is refused; `sleuth apikey scope` rebinds and unbinds the user; each is audited.
+async fn scope_flow(database: &str) {
+    succeeds(database, &["tenant", "create", "--name", "Acme"], None);
+    succeeds(database, &["tenant", "create", "--name", "Globex"], None);
+    let user_scope = "SELECT tenant_union_ids FROM users WHERE email = 'r@example.com'";
+    let create = |unions: &'static [&'static str]| {
+        let mut arguments = vec![
+            "apikey",
+            "create",
+            "--role",
+            "restricted-read-only",
+            "--email",
+            "r@example.com",
+        ];
+        for union in unions {
+            arguments.extend(["--tenant-union", union]);
+        }
+        sleuth(database, &arguments, None)
+    };
+    let created = create(&["2"]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    assert!(
+        text(&created.stderr).contains("reaching tenant unions 2"),
+        "{}",
+        text(&created.stderr)
+    );
+    assert_eq!(scalar(database, user_scope).await.as_deref(), Some("[2]"));
+    let key_scope = "SELECT tenant_union_ids FROM api_keys ORDER BY id DESC LIMIT 1";
+    assert_eq!(scalar(database, key_scope).await.as_deref(), Some("[2]"));
+
+    let wider = create(&["2", "3"]);
+    assert!(!wider.status.success());
+    assert!(
+        text(&wider.stderr).contains("at most what its user does"),
+        "{}",
+        text(&wider.stderr)
+    );
+    let unknown = sleuth(
+        database,
+        &[
+            "apikey",
+            "scope",
+            "--email",
+            "r@example.com",
+            "--tenant-union",
+            "99",
+        ],
+        None,
+    );
+    assert!(!unknown.status.success());
+    assert_eq!(scalar(database, user_scope).await.as_deref(), Some("[2]"));
+
+    let moved = succeeds(
+        database,
+        &[
+            "apikey",
+            "scope",
+            "--email",
+            "r@example.com",
+            "--tenant-union",
+            "3",
+        ],
+        None,
+    );
+    assert!(moved.contains("now reaches tenant unions 3"), "{moved}");
+    assert_eq!(scalar(database, user_scope).await.as_deref(), Some("[3]"));
+    succeeds(
+        database,
+        &[
+            "apikey",
+            "scope",
+            "--email",
+            "r@example.com",
+            "--all-tenant-unions",
+        ],
+        None,
+    );
+    assert_eq!(scalar(database, user_scope).await, None);
+    let rows = audit_rows(database).await;
+    assert_eq!(rows.matches("cli apikey scope").count(), 2, "{rows}");
+    let verified = succeeds(database, &["audit", "verify"], None);
+    assert!(verified.contains("intact: 5 entries"), "{verified}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_bound_to_tenant_unions_on_sqlite() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", directory.path().join("scope.db").display());
+    scope_flow(&database).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_bound_to_tenant_unions_on_postgres() {
+    let Some(database) = sleuth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    scope_flow(database.url()).await;
 }
