@@ -119,6 +119,7 @@ async fn creates(state: &AppState, store: &Arc<dyn Store>, count: usize, clients
             name: "bench".into(),
             hash,
             prefix,
+            tenant_scope: sleuth_store::TenantScope::All,
         })
         .await
         .unwrap();
