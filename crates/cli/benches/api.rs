@@ -29,62 +29,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
 use sleuth_domain::Role;
 use sleuth_server::{AppState, Settings};
 use sleuth_store::{NewApiKey, Store};
 use sleuth_store_sql::SqlStore;
+use support::{connect, percentile, send};
+
+mod support;
 
 /// As the `sleuth` binary does (crates/cli/src/main.rs), so that the figures are the
 /// product's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn connect(address: &str) -> Sender {
-    let stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connect");
-    stream.set_nodelay(true).expect("nodelay");
-    let (sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .expect("handshake");
-    tokio::spawn(connection);
-    sender
-}
-
-async fn send(
-    sender: &mut Sender,
-    method: &str,
-    path: &str,
-    key: &str,
-    body: Option<String>,
-) -> (u16, Bytes) {
-    sender.ready().await.expect("connection ready");
-    let mut request = hyper::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", "bench")
-        .header("authorization", key);
-    if body.is_some() {
-        request = request.header("content-type", "application/json");
-    }
-    let request = request
-        .body(Full::new(Bytes::from(body.unwrap_or_default())))
-        .expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    let status = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (status, bytes)
-}
 
 /// A realistic 2 KB alert, unique per index.
 fn alert(index: u64) -> String {
@@ -115,14 +71,6 @@ fn process_cpu() -> Duration {
 
 fn micros_each(cpu: Duration, count: u64) -> String {
     format!("{:.0} µs", cpu.as_secs_f64() * 1e6 / count.max(1) as f64)
-}
-
-fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
 }
 
 struct Bench {

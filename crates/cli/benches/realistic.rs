@@ -1,0 +1,378 @@
+//! Issue 28's figures: the real `sleuth` binary, started as a child process, driven over
+//! HTTP on loopback with the realistic workload (`sleuth-workload`), per backend:
+//!
+//! 1. creates with the workers off (BENCH_CONNECTIONS keep-alive connections): creates/s
+//!    and each create's p50/p99;
+//! 2. the drain: the same server restarted with its workers on, investigations concluded
+//!    per second until none is left queued or loading;
+//! 3. creates with the workers on, then their drain;
+//! 4. lists and a search over everything stored, p50/p99 over BENCH_REPEATS requests each;
+//! 5. the server's resident memory and the database's bytes per stored investigation.
+//!
+//! `cargo bench -p sleuth-cli --bench realistic` (BENCH_ALERTS, default 20,000;
+//! BENCH_BACKENDS=sqlite,postgres with SLEUTH_TEST_POSTGRES_URL; BENCH_SEED; BENCH_CONNECTIONS,
+//! default 32; BENCH_REPEATS, default 50). The generator runs in this process, on the same
+//! cores as the server: its figures are those of the whole machine, printed with its load.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+// A bench of the binary must start the binary.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sleuth_workload::{Settings as WorkloadSettings, Workload};
+use support::{connect, percentile, send};
+
+mod support;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// A running `sleuth serve`, killed when dropped.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts the binary on `database` with its workers on or off; returns it and, on a
+    /// fresh database, the first admin key it prints.
+    async fn start(database: &str, workers: bool) -> (Server, Option<String>) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+            .args(["serve", "--listen", &address, "--database", database])
+            .env(
+                "SLEUTH_WORKERS__ENABLED",
+                if workers { "true" } else { "false" },
+            )
+            .env("SLEUTH_LOG__LEVEL", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sleuth");
+        let stdout = child.stdout.take().unwrap();
+        let key = Arc::new(Mutex::new(None));
+        let found = key.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(start) = line.find("sleuth_") {
+                    let candidate: String = line[start..]
+                        .chars()
+                        .take_while(|c| !c.is_whitespace() && *c != '"')
+                        .collect();
+                    if candidate.len() == 50 {
+                        *found.lock().unwrap() = Some(candidate);
+                    }
+                }
+            }
+        });
+        let server = Server { child, address };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if tokio::net::TcpStream::connect(&server.address)
+                .await
+                .is_ok()
+            {
+                let mut sender = connect(&server.address).await;
+                let (status, _) = send(&mut sender, "GET", "/readyz", "", None).await;
+                if status == 200 {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let key = key.lock().unwrap().clone();
+                    return (server, key);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("sleuth did not become ready");
+    }
+
+    /// Resident memory of the server process, in MB.
+    fn resident_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+/// Posts `count` alerts of the workload over `connections` connections; returns the
+/// creates per second and each create's latency, sorted.
+async fn create(
+    server: &Server,
+    key: &str,
+    workload: &Arc<Mutex<Workload>>,
+    count: u64,
+    connections: u64,
+) -> (f64, Vec<Duration>) {
+    let remaining = Arc::new(std::sync::atomic::AtomicU64::new(count));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let (address, key) = (server.address.clone(), key.to_string());
+        let (workload, remaining) = (workload.clone(), remaining.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(&address).await;
+            let mut latencies = Vec::new();
+            loop {
+                let taken = remaining.fetch_update(
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                    |left| left.checked_sub(1),
+                );
+                if taken.is_err() {
+                    return latencies;
+                }
+                let alert = workload.lock().unwrap().next().unwrap();
+                let mut body = serde_json::json!({ "raw_alert_content": alert.body });
+                if let Some(schema_key) = alert.schema_key {
+                    body["schema_key"] = schema_key.into();
+                }
+                let body = body.to_string();
+                let sent = Instant::now();
+                let (status, answer) = send(
+                    &mut sender,
+                    "POST",
+                    "/app/api/v1/investigation/create",
+                    &key,
+                    Some(body),
+                )
+                .await;
+                latencies.push(sent.elapsed());
+                assert_eq!(
+                    status,
+                    200,
+                    "create of {} #{}: {}",
+                    alert.source,
+                    alert.sequence,
+                    String::from_utf8_lossy(&answer)
+                );
+            }
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    latencies.sort();
+    (count as f64 / seconds, latencies)
+}
+
+/// The list's `count` for `query`.
+async fn count(server: &Server, key: &str, query: &str) -> u64 {
+    let mut sender = connect(&server.address).await;
+    let path = format!("/app/api/v1/investigation?{query}&limit=1");
+    let (status, body) = send(&mut sender, "GET", &path, key, None).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    page["count"].as_u64().unwrap()
+}
+
+/// Waits until nothing is queued or loading; returns investigations per second.
+async fn drain(server: &Server, key: &str, queued: u64) -> f64 {
+    let started = Instant::now();
+    loop {
+        let left = count(
+            server,
+            key,
+            "investigation_state=not_asked&investigation_state=loading",
+        )
+        .await;
+        if left == 0 {
+            return queued as f64 / started.elapsed().as_secs_f64();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3_600),
+            "the drain did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Size of the database's files, for SQLite.
+fn database_bytes(path: &std::path::Path) -> u64 {
+    ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            std::fs::metadata(PathBuf::from(name)).ok()
+        })
+        .map(|metadata| metadata.len())
+        .sum()
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
+    let alerts = env_number("BENCH_ALERTS", 20_000);
+    let connections = env_number("BENCH_CONNECTIONS", 32).max(1);
+    let repeats = env_number("BENCH_REPEATS", 50).max(1);
+    let seed = env_number("BENCH_SEED", 28);
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
+    let workload = Arc::new(Mutex::new(
+        Workload::new(
+            &corpus,
+            WorkloadSettings {
+                seed,
+                ..WorkloadSettings::default()
+            },
+        )
+        .expect("workload"),
+    ));
+    println!(
+        "\n== {backend}: {alerts} alerts (seed {seed}), {connections} connections, load {}",
+        load_average()
+    );
+
+    let (server, key) = Server::start(database, false).await;
+    let key = key.expect("the first start prints an admin key");
+    let (rate, latencies) = create(&server, &key, &workload, alerts, connections).await;
+    println!(
+        "creates, workers off: {rate:.0}/s, p50 {:.1} ms, p99 {:.1} ms",
+        millis(percentile(&latencies, 0.5)),
+        millis(percentile(&latencies, 0.99))
+    );
+    drop(server);
+
+    let (server, _) = Server::start(database, true).await;
+    let rate = drain(&server, &key, alerts).await;
+    println!("drain of {alerts} queued: {rate:.0} investigations/s");
+
+    let more = (alerts / 4).max(1);
+    let (rate, latencies) = create(&server, &key, &workload, more, connections).await;
+    println!(
+        "creates, workers on: {rate:.0}/s, p50 {:.1} ms, p99 {:.1} ms ({more} alerts)",
+        millis(percentile(&latencies, 0.5)),
+        millis(percentile(&latencies, 0.99))
+    );
+    let rate = drain(&server, &key, more).await;
+    println!("drain after them: {rate:.0} investigations/s (from the last create)");
+
+    let stored = alerts + more;
+    let queries: &[(&str, &str)] = &[
+        ("default", ""),
+        ("a state with no rows", "investigation_state=loading"),
+        (
+            "every state",
+            "investigation_state=not_asked&investigation_state=loading&investigation_state=success&investigation_state=error",
+        ),
+        (
+            "priority filter, priority sort",
+            "priority_statuses=urgent&priority_statuses=notable&sort_type=priority",
+        ),
+        (
+            "one generic type",
+            "alert_types=generic:Suspicious%20PowerShell%20download%20on%20%7Bhost%7D",
+        ),
+        ("one source", "direct_source_labels=CrowdStrike"),
+        ("one tenant", "alert_tenants=tenant-03"),
+        ("page 10", "offset=200&limit=20"),
+        ("search, rare word", "search=variant"),
+        ("search, common word", "search=powershell"),
+    ];
+    for (name, query) in queries {
+        let mut sender = connect(&server.address).await;
+        let mut times = Vec::new();
+        let mut total = 0;
+        for _ in 0..repeats {
+            let path = format!("/app/api/v1/investigation?{query}");
+            let sent = Instant::now();
+            let (status, body) = send(&mut sender, "GET", &path, &key, None).await;
+            times.push(sent.elapsed());
+            assert_eq!(status, 200, "{name}: {}", String::from_utf8_lossy(&body));
+            let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            total = page["count"].as_u64().unwrap_or(0);
+        }
+        times.sort();
+        println!(
+            "list {name:<32} p50 {:>6.1} ms  p99 {:>6.1} ms  (count {total})",
+            millis(percentile(&times, 0.5)),
+            millis(percentile(&times, 0.99))
+        );
+    }
+    let resident = server.resident_mb();
+    println!("server resident memory: {resident:.0} MB for {stored} stored");
+    if let Some(file) = file {
+        let bytes = database_bytes(file);
+        println!(
+            "database: {:.1} MB, {:.0} bytes per stored investigation",
+            bytes as f64 / 1e6,
+            bytes as f64 / stored as f64
+        );
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let backends = std::env::var("BENCH_BACKENDS").unwrap_or_else(|_| "sqlite".into());
+    println!(
+        "realistic bench: the sleuth binary over HTTP on loopback, {} cores, the generator in \
+         this process",
+        std::thread::available_parallelism().map_or(0, usize::from)
+    );
+    runtime.block_on(async {
+        for backend in backends.split(',').map(str::trim) {
+            match backend {
+                "sqlite" => {
+                    let directory = tempfile::tempdir().unwrap();
+                    let file = directory.path().join("bench.db");
+                    bench("sqlite", file.to_str().unwrap(), Some(&file)).await;
+                }
+                "postgres" => {
+                    let Some(database) = sleuth_test_support::postgres::fresh_database().await
+                    else {
+                        println!("postgres: SLEUTH_TEST_POSTGRES_URL is not set; skipped");
+                        continue;
+                    };
+                    bench("postgres", database.url(), None).await;
+                }
+                other => println!("unknown backend {other}; skipped"),
+            }
+        }
+    });
+}
