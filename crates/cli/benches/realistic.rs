@@ -143,11 +143,13 @@ async fn create(
     connections: u64,
 ) -> (f64, Vec<Duration>) {
     let remaining = Arc::new(std::sync::atomic::AtomicU64::new(count));
+    let refused = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..connections {
         let (address, key) = (server.address.clone(), key.to_string());
         let (workload, remaining) = (workload.clone(), remaining.clone());
+        let refused = refused.clone();
         tasks.push(tokio::spawn(async move {
             let mut sender = connect(&address).await;
             let mut latencies = Vec::new();
@@ -176,6 +178,12 @@ async fn create(
                 )
                 .await;
                 latencies.push(sent.elapsed());
+                // A template that is a delivery of several alerts (an Okta event hook) is
+                // refused here by design: counted, and printed with the rate.
+                if status == 400 && String::from_utf8_lossy(&answer).contains("one alert per") {
+                    refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    continue;
+                }
                 assert_eq!(
                     status,
                     200,
@@ -193,6 +201,8 @@ async fn create(
     }
     let seconds = started.elapsed().as_secs_f64();
     latencies.sort();
+    let refused = refused.load(std::sync::atomic::Ordering::Relaxed);
+    println!("  ({refused} of {count} refused as deliveries of several alerts)");
     (count as f64 / seconds, latencies)
 }
 
@@ -361,7 +371,8 @@ fn main() {
                 "sqlite" => {
                     let directory = tempfile::tempdir().unwrap();
                     let file = directory.path().join("bench.db");
-                    bench("sqlite", file.to_str().unwrap(), Some(&file)).await;
+                    let url = format!("sqlite://{}", file.display());
+                    bench("sqlite", &url, Some(&file)).await;
                 }
                 "postgres" => {
                     let Some(database) = sleuth_test_support::postgres::fresh_database().await
