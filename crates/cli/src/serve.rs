@@ -135,6 +135,11 @@ async fn start_when_database_is_ready(
     sleuth_server::script_secrets::prepare(&state, &store).await;
     state.set_store(store.clone());
     sleuth_server::firing::prepare(&state, &store).await;
+    tokio::spawn(sleuth_server::retention::run(
+        store.clone(),
+        state.settings().retention.clone(),
+        workers_stopped.clone(),
+    ));
     tracing::info!(
         backend = store.backend().as_str(),
         "database ready; API accepting requests"

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod push_auth;
 pub mod request_target;
+pub mod retention;
 pub mod routes;
 pub mod script_sandbox;
 pub mod script_secrets;

@@ -19,6 +19,28 @@ pub struct Settings {
     pub log: LogSettings,
     pub sandbox: crate::script_sandbox::SandboxSettings,
     pub secrets: SecretSettings,
+    pub retention: RetentionSettings,
+}
+
+/// How long concluded investigations are kept (docs/operations.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// Investigations that ended and were last changed more than this many days ago are
+    /// deleted with their alerts, and system events older than that too. 0 keeps
+    /// everything.
+    pub days: u32,
+    /// How often the purge runs.
+    pub interval_minutes: u64,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> RetentionSettings {
+        RetentionSettings {
+            days: 0,
+            interval_minutes: 60,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -368,6 +390,11 @@ impl Settings {
         }
         if let Some(problem) = self.server.problem() {
             return Err(SettingsError::Invalid(problem));
+        }
+        if self.retention.interval_minutes == 0 {
+            return Err(SettingsError::Invalid(
+                "retention.interval_minutes must be at least 1".into(),
+            ));
         }
         if let Some(problem) = self.sandbox.problem() {
             return Err(SettingsError::Invalid(problem));

@@ -130,6 +130,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "connectors",
         sql: include_str!("../migrations/0023_connectors.sql"),
     },
+    Migration {
+        version: 24,
+        name: "retention",
+        sql: include_str!("../migrations/0024_retention.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -8,18 +8,15 @@
 //!
 //! Why two: on SQLite every write waits for the one before, and a commit writes each
 //! page it changed to the WAL whole. A B-tree keyed by entity takes each new alert's
-//! entries at as many places as it names entities, so a batch of 31 of the benchmark's
-//! creates changed about 128 pages for them, half of all it wrote; FTS5 writes a
-//! transaction's new entries as one new segment, about 10 pages. With it, creates went
-//! from 8,379–9,015 a second to 10,060–11,090 (three alternating bench runs each).
+//! entries at as many places as it names entities, so a batch of creates changed many
+//! pages for them, about half of all it wrote; FTS5 writes a transaction's new entries as
+//! one new segment, a few pages. Creates are what a storm of alerts waits on.
 //!
-//! The price is paid when reading: FTS5 looks a token up in each of its segments (about
-//! 20 once merged down, growing with the log of the alerts), where the B-tree took one
-//! seek. History's one statement for all of an alert's entities went from 81 to 215 µs
-//! on average while the worker pool drained a queue of 3,000, and the pool alone from
-//! 2,138–2,211 investigations a second to 1,659–2,104 (two runs before, four after);
-//! create → success at 1,000 alerts a second did not move beyond the noise (p50 4–5 ms). Creates are what a storm
-//! of alerts waits on; the workers keep twice the rate the latency target asks for.
+//! The price is paid when reading: FTS5 looks a token up in each of its segments (a few
+//! dozen once merged down, growing with the log of the alerts), where the B-tree took one
+//! seek, so history's entity statement is slower and the workers a little slower; they
+//! keep well above the rate the latency target asks for. (The commit that made this
+//! change has the measurements.)
 //!
 //! PostgreSQL writes rows to its log, not pages, and keeps its B-tree.
 
@@ -28,8 +25,10 @@ use std::collections::BTreeSet;
 use sleuth_domain::{Entity, EntityKind};
 use sleuth_store::StoreResult;
 
-use crate::Dialect;
+use sqlx::AnyConnection;
+
 use crate::builder::{SqlBuilder, Statements};
+use crate::{DbResultExt, Dialect};
 
 /// An entity as one token of the SQLite index: `e` and the lowercase hex of the UTF-8
 /// text `kind:value` (a kind holds no `:`, so no two entities share a token). FTS5's
@@ -103,6 +102,60 @@ pub(crate) fn write(
                         sql.bind(*alert_id)?;
                         Ok(())
                     })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes these alerts from the index (alert id, the entities it was written with).
+pub(crate) async fn remove(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    alerts: &[(i64, Vec<Entity>)],
+) -> StoreResult<()> {
+    const ROWS_PER_STATEMENT: usize = 256;
+    match dialect {
+        // Contentless with `contentless_delete`: a row goes by its rowid alone.
+        Dialect::Sqlite => {
+            let ids: Vec<i64> = alerts.iter().map(|(alert_id, _)| *alert_id).collect();
+            for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+                let mut delete = SqlBuilder::new("DELETE FROM alert_entity_index WHERE rowid IN ");
+                delete.bind_padded_list(chunk)?;
+                delete.build().execute(&mut *connection).await.db()?;
+            }
+        }
+        // By the table's key, so that no index on `alert_id` alone is needed.
+        Dialect::Postgres => {
+            let rows: Vec<(String, String, i64)> = alerts
+                .iter()
+                .flat_map(|(alert_id, entities)| {
+                    entities
+                        .iter()
+                        .map(|entity| {
+                            (
+                                entity.kind.as_str().to_string(),
+                                entity.value.clone(),
+                                *alert_id,
+                            )
+                        })
+                        .collect::<BTreeSet<_>>()
+                })
+                .collect();
+            for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                let mut delete = SqlBuilder::new("DELETE FROM alert_entities e USING (");
+                delete.value_rows(dialect, 3, chunk.len(), |sql, position| {
+                    let (kind, value, alert_id) = &chunk[position];
+                    sql.bind(kind.clone())?.push(", ");
+                    sql.bind(value.clone())?.push(", ");
+                    sql.bind(*alert_id)?;
+                    Ok(())
+                })?;
+                delete.push(
+                    ") AS gone (kind, value, alert_id) \
+                     WHERE e.kind = gone.kind AND e.value = gone.value AND e.alert_id = gone.alert_id",
+                );
+                delete.build().execute(&mut *connection).await.db()?;
             }
         }
     }

@@ -27,6 +27,7 @@ pub mod migrate;
 mod push;
 mod queue;
 mod response_actions;
+mod retention;
 mod revisions;
 pub mod rows;
 mod scope;
@@ -445,5 +446,13 @@ impl Store for SqlStore {
 
     async fn pending_jobs(&self) -> StoreResult<u64> {
         queue::pending_jobs(&self.pool).await
+    }
+
+    async fn purge_before(
+        &self,
+        cutoff: Timestamp,
+        max_investigations: u64,
+    ) -> StoreResult<PurgeReport> {
+        retention::purge_before(&self.pool, self.dialect, cutoff, max_investigations).await
     }
 }

@@ -137,6 +137,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "connectors",
         sql: include_str!("../migrations/0025_connectors.sql"),
     },
+    Migration {
+        version: 26,
+        name: "retention",
+        sql: include_str!("../migrations/0026_retention.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

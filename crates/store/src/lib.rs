@@ -231,4 +231,21 @@ pub trait Store:
     async fn release_jobs(&self, jobs: &[ClaimedJob]) -> StoreResult<()>;
     /// How many jobs are waiting or running; for metrics and tests that drain the queue.
     async fn pending_jobs(&self) -> StoreResult<u64>;
+    /// Retention: deletes up to `max_investigations` investigations that ended (success or
+    /// error) and were last changed before `cutoff`, oldest first, with what belongs only
+    /// to them (an alert goes with its last investigation), and the system events older
+    /// than `cutoff`. The audit log is never touched. Waiting and running work never goes.
+    async fn purge_before(
+        &self,
+        cutoff: Timestamp,
+        max_investigations: u64,
+    ) -> StoreResult<PurgeReport>;
+}
+
+/// What one retention pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    pub investigations: u64,
+    pub alerts: u64,
+    pub system_events: u64,
 }

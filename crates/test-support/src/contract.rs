@@ -52,6 +52,7 @@ macro_rules! store_contract_tests {
             data_sources_are_stored_changed_scoped_and_deleted,
             tenant_scopes_bind_users_and_keys,
             a_tenant_scope_filters_every_list_and_count,
+            retention_deletes_what_ended_before_the_cutoff_and_nothing_else,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -3252,4 +3253,169 @@ pub async fn a_tenant_scope_filters_every_list_and_count(store: Arc<dyn Store>) 
     let page = store.list_audit_entries(&audit(acme_only)).await.unwrap();
     assert_eq!(page.total, 1);
     assert_eq!(page.items[0].resource_id, Some(ours.to_string()));
+}
+
+pub async fn retention_deletes_what_ended_before_the_cutoff_and_nothing_else(
+    store: Arc<dyn Store>,
+) {
+    use InvestigationStatus::{Error, Loading, NotAsked, Success};
+    let analyst = store
+        .create_user(&fixtures::new_user("keeper@example.com", Role::Member))
+        .await
+        .unwrap();
+    let host = (EntityKind::Host, "wks-retained");
+    let old_alert = || {
+        new_alert(
+            parsed_alert("Credential theft", "EDR", 0, &[host]),
+            json!({"n": "old"}),
+            None,
+        )
+    };
+    let old = store
+        .create_investigation(old_alert(), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    store
+        .create_note(old, analyst.id, "looked at it", time(1))
+        .await
+        .unwrap();
+    let old_failed = store
+        .create_investigation(simple_alert("old and failed", 0), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let still_running = store
+        .create_investigation(simple_alert("old but still running", 0), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let jobs = store.claim_jobs("w", 10, lease(), time(1)).await.unwrap();
+    let job_of = |id: i64| jobs.iter().find(|job| job.investigation_id == id).unwrap();
+    assert!(
+        finish_with_tags(
+            &store,
+            job_of(old),
+            Outcome::BreachedConfirmed,
+            Priority::Urgent,
+            &["old_tag"],
+            2,
+        )
+        .await
+    );
+    let stopped = Finish::Stopped {
+        canceled: None,
+        error_msg: "the engine failed".into(),
+    };
+    assert!(
+        store
+            .finish_job(job_of(old_failed), &stopped, time(2))
+            .await
+            .unwrap()
+    );
+    // Kept: it ended after the cut-off, although it was coalesced into the old one.
+    let recent = store
+        .create_investigation(simple_alert("recent", 50), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let recent_job = store
+        .claim_jobs("w2", 10, lease(), time(59))
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|job| job.investigation_id == recent)
+        .unwrap();
+    let coalesced = Finish::Completed {
+        result: Box::new(fixtures::result(
+            Outcome::FalseAlert,
+            Priority::Informational,
+            "coalesced",
+        )),
+        ignored_for: Some(old),
+    };
+    assert!(
+        store
+            .finish_job(&recent_job, &coalesced, time(60))
+            .await
+            .unwrap()
+    );
+
+    let report = store.purge_before(time(30), 1_000).await.unwrap();
+    assert_eq!((report.investigations, report.alerts), (2, 2), "{report:?}");
+
+    for gone in [old, old_failed] {
+        assert!(
+            matches!(
+                store.get_investigation(gone).await,
+                Err(StoreError::NotFound { .. })
+            ),
+            "investigation {gone} was deleted"
+        );
+    }
+    assert_eq!(
+        store.get_investigation(still_running).await.unwrap().id,
+        still_running
+    );
+    let kept = store.get_investigation(recent).await.unwrap();
+    assert_eq!(
+        kept.ignored_for, None,
+        "the link to a deleted investigation is cleared"
+    );
+    assert_state_counts(
+        &store,
+        [(NotAsked, 0), (Loading, 1), (Success, 1), (Error, 0)],
+    )
+    .await;
+    let tagged = InvestigationQuery {
+        insight_tag_names: vec!["old_tag".into()],
+        ..query()
+    };
+    assert_eq!(total(&store, &tagged).await, 0, "tag counts follow");
+    let searched = InvestigationQuery {
+        search: Some("Credential".into()),
+        states: InvestigationStatus::ALL.to_vec(),
+        ..query()
+    };
+    assert!(ids(&store, &searched).await.is_empty(), "search forgets it");
+
+    // History no longer correlates with the deleted alert, and the same alert sent again
+    // is a new alert with a new investigation.
+    let again = store
+        .create_investigation(old_alert(), false)
+        .await
+        .unwrap();
+    assert!(matches!(again, Created::New(_)), "{again:?}");
+    let again = again.investigation_id();
+    let record = store.get_investigation(again).await.unwrap();
+    let history = store
+        .history(&HistoryQuery {
+            alert_id: record.alert.id,
+            investigation_id: again,
+            entities: record.alert.parsed.entities.clone(),
+            alert_type: record.alert.parsed.alert_type.clone(),
+            direct_source_label: "EDR".into(),
+            since: time(-600),
+            limit: 50,
+            tenant_union_id: record.alert.tenant_union.id,
+            tenant_id: None,
+        })
+        .await
+        .unwrap();
+    assert!(
+        history.related_alerts.is_empty(),
+        "{:?}",
+        history.related_alerts
+    );
+    assert!(history.prior_verdicts.is_empty());
+
+    assert!(matches!(
+        store.verify_audit_chain().await.unwrap(),
+        AuditVerdict::Intact { .. }
+    ));
+    assert_eq!(
+        store.purge_before(time(30), 1_000).await.unwrap(),
+        PurgeReport::default(),
+        "a second pass finds nothing more"
+    );
 }
