@@ -7,6 +7,7 @@
 //! `cargo bench -p sleuth-cli --bench overload [-- postgres] [-- seconds=N]`; PostgreSQL
 //! reads `SLEUTH_TEST_POSTGRES_URL` and makes a database of its own there.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::print_stdout)] // A benchmark prints its figures.
 // A bench of the binary must start the binary.
 #![allow(clippy::disallowed_methods)]
 

@@ -1,6 +1,8 @@
 //! The `sleuth` binary. `main` is the only place that reads the environment and the
 //! command line; everything below receives typed settings.
 #![forbid(unsafe_code)]
+// The command line prints keys, reports and JSON for people and scripts to read.
+#![allow(clippy::print_stdout)]
 
 mod apikey;
 mod audit;

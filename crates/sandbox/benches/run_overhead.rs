@@ -3,6 +3,7 @@
 //! the difference is the isolation's price on this machine. Target: at most 15 ms over bare.
 //!
 //! `cargo bench -p sleuth-sandbox --bench run_overhead [-- --runs N]`
+#![allow(clippy::print_stdout)] // A benchmark prints its figures.
 
 use std::path::PathBuf;
 use std::process::Stdio;

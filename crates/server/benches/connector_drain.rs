@@ -8,6 +8,7 @@
 //! (`SLEUTH_BENCH_POSTGRES_URL` also runs it on that PostgreSQL database, which must be
 //! empty or throw-away.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // A benchmark fails loudly.
+#![allow(clippy::print_stdout)] // A benchmark prints its figures.
 
 #[allow(dead_code)]
 #[path = "../tests/api/vendors.rs"]

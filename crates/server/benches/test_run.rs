@@ -5,6 +5,7 @@
 //! together. Target: at most 15 ms over bare.
 //!
 //! `cargo bench -p sleuth-server --bench test_run [-- --runs N]`
+#![allow(clippy::print_stdout)] // A benchmark prints its figures.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark fails loudly.
 
 use std::process::Stdio;
