@@ -18,7 +18,7 @@ const MIB: u64 = 1024 * 1024;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxSettings {
-    /// The interpreter, by absolute path (a `python3` shim on PATH can cost 100 ms a start).
+    /// The interpreter, by absolute path (a `python3` shim on PATH adds a process start).
     pub python: PathBuf,
     /// `strict` (scripts run only fully isolated; otherwise script endpoints answer 503),
     /// `best_effort` (every layer the host offers; each run records which), or `none`

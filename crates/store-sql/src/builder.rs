@@ -65,9 +65,8 @@ impl SqlBuilder {
     /// A builder for a statement with many parameters: multi-row INSERTs and long id lists.
     /// On SQLite its placeholders are `?`. SQLite's parser looks each `$n` up among the
     /// names seen before it, and sqlx looks up each parameter's name again to bind it, so
-    /// numbered placeholders cost time quadratic in their count: at batches of about 20
-    /// creates, the parser's string compares alone were 6% of all CPU, and a batch of 500
-    /// (7,000 parameters) would spend tens of milliseconds per statement on them.
+    /// numbered placeholders cost time quadratic in their count, which a batch of hundreds
+    /// of creates (thousands of parameters) would pay on every statement.
     pub fn many(dialect: Dialect, start: &str) -> SqlBuilder {
         SqlBuilder {
             sql: start.to_string(),
@@ -186,8 +185,8 @@ impl SqlBuilder {
     /// On SQLite the rows are padded with rows of NULLs to `padded_length` and filtered
     /// out again (`SELECT column1, … FROM (VALUES …) WHERE column1 IS NOT NULL`), and the
     /// statement is kept prepared: its text depends only on the padded count. Preparing
-    /// each batch's multi-row INSERTs anew was a tenth of all CPU at 64 concurrent
-    /// creates, all of it inside the write turn every other writer waits for. PostgreSQL
+    /// each batch's multi-row INSERTs anew was a large share of a create's CPU, all of it
+    /// inside the write turn every other writer waits for. PostgreSQL
     /// gets exactly the rows (`VALUES …`): it would have to guess the type of a column of
     /// NULLs.
     pub fn value_rows(

@@ -5,12 +5,10 @@
 //! (`write`).
 //!
 //! Why: every statement is a round trip to the database (for SQLite, to sqlx's worker
-//! thread: two thread wake-ups). Measured with 64 clients on 2 cores, the per-create path
-//! spent its time in those wake-ups and stored about 1,000 alerts a second; the statement
-//! count, not SQLite, was the limit. At 1,000 alerts a second with the workers on, batches
-//! are small and each round trip is waited for inside the write turn that the workers'
-//! results queue for: eleven round trips held it 1.2–1.4 ms per batch, four hold it
-//! 0.6–0.8 ms.
+//! thread: two thread wake-ups). Under many concurrent clients the per-create path spent
+//! its time in those wake-ups: the statement count, not SQLite, was the limit. With the
+//! workers on, batches are small and each round trip is waited for inside the write turn
+//! that the workers' results queue for, so fewer round trips shorten every wait.
 //!
 //! The decisions are the per-create path's (`create::create_one`), made in memory for the
 //! batch in order: an alert already stored, or earlier in the same batch, answers with its

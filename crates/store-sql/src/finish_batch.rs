@@ -21,7 +21,7 @@
 //! every statement costs a round trip to the database (for SQLite, two thread wake-ups).
 //! Nine statements per investigation held the workers to a few hundred a second; nine
 //! statements per batch, each waiting its turn for a core, still made the batch's
-//! transaction 7 ms long.
+//! transaction long.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

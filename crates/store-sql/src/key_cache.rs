@@ -1,6 +1,6 @@
 //! Recently authenticated API keys, so that a request does not cost a database round trip
-//! to learn who sent it. Measured on the create benchmark (64 clients, SQLite): the key
-//! lookup was a fifth of the CPU of a create and one more hop to the database thread.
+//! to learn who sent it: on the create path the key lookup was a large share of the CPU of
+//! a create, and one more hop to the database thread.
 //!
 //! What a cached answer may get wrong, and for how long:
 //! - In this process, nothing: every change to keys or users made through this store

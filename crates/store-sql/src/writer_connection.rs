@@ -6,14 +6,9 @@
 //! connections in turn. So every batch began on a connection some other one had just
 //! written behind, and read the B-tree pages it was about to change back from the file.
 //! On SQLite one connection is therefore kept for these writers from one batch to the
-//! next: they take turns anyway (`begin_write`), so keeping it costs no concurrency.
-//! Measured with `cargo bench -p sleuth-cli --bench api`, alternating runs of the code
-//! before and after: the worker pool alone concluded 1,928–2,270 investigations a second
-//! at 666–782 µs of CPU each, against 1,656–2,005 at 752–878 µs (five runs each, each
-//! after better than the one before it); create → success p50 at 1,000 alerts a second
-//! went from 4.9–6.6 ms to 3.6–4.7 ms. Creates alone did not move beyond the noise
-//! (7,742 a second on average over six runs before, 7,912 after): with 64 clients their
-//! batches are large, and a cold start costs a batch little.
+//! next: they take turns anyway (`begin_write`), so keeping it costs no concurrency. It
+//! helps the workers' finishes most (small batches, each of which began cold); creates
+//! under load come in large batches, which a cold start costs little.
 //!
 //! On PostgreSQL each batch takes a connection from the pool: there the writers run side
 //! by side, and a shared connection would make them wait for each other.
