@@ -6,51 +6,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use sleuth_domain::Timestamp;
 use sleuth_engine::{Context, ContextDocument, Intel};
 use sleuth_store::Store;
 
+use crate::context_status::{Fingerprint, Loaded};
 use crate::state::AppState;
 
 /// A compiled context reloads at least this often even when nothing changed, so that
 /// feed indicators past their `valid_until` stop matching.
 const MAX_CONTEXT_AGE: Duration = Duration::from_secs(6 * 3600);
-
-/// A loaded, compiled context and what went into it.
-pub struct Loaded {
-    pub context: Context,
-    /// The document as merged (files, then the API's copy).
-    pub document: ContextDocument,
-    /// Every file read, feeds included, for change detection and reports.
-    pub files: Vec<PathBuf>,
-    /// Problems that did not stop loading: feed rows skipped, with their reasons.
-    pub warnings: Vec<String>,
-    /// How many threat-intel indicators are loaded (entries and feeds).
-    pub intel_count: usize,
-    /// Each file as it was when read: a later change to any of them reloads.
-    pub fingerprint: Fingerprint,
-}
-
-/// Files with their modification time and length.
-pub type Fingerprint = Vec<(PathBuf, Option<SystemTime>, u64)>;
-
-/// What is known about the context in force, for `GET …/context/effective` and `/readyz`.
-#[derive(Debug, Clone, Default)]
-pub struct Status {
-    pub document: ContextDocument,
-    pub files: Vec<PathBuf>,
-    pub warnings: Vec<String>,
-    pub intel_count: usize,
-    /// The files of the context in force, as they were when read.
-    pub fingerprint: Fingerprint,
-    pub loaded_at: Option<Timestamp>,
-    /// The last reload that failed, and why (the context before it stays in force).
-    pub last_error: Option<String>,
-    /// When the API document last changed, as seen by this process.
-    pub api_updated_at: Option<Timestamp>,
-}
 
 /// The `*.toml` files a context path stands for: the file itself, or a directory's
 /// files in name order.

@@ -12,6 +12,7 @@ pub mod builtin_strategies;
 pub mod connections;
 pub mod connector_runtime;
 pub mod context_source;
+pub mod context_status;
 pub mod dto;
 pub mod error;
 pub mod extract;

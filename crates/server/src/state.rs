@@ -21,7 +21,7 @@ pub struct Shared {
     /// The operator's context, replaced whole when the context file changes.
     context: RwLock<Arc<Context>>,
     /// What went into the context in force, and the last reload that failed.
-    context_status: RwLock<crate::context_source::Status>,
+    context_status: RwLock<crate::context_status::Status>,
     metrics: Arc<Metrics>,
     /// The script runner, once the start-up probe ran; without it scripts do not run and
     /// script endpoints answer 503.
@@ -50,7 +50,7 @@ impl AppState {
             settings,
             store: OnceLock::new(),
             context: RwLock::new(Arc::new(context)),
-            context_status: RwLock::new(crate::context_source::Status::default()),
+            context_status: RwLock::new(crate::context_status::Status::default()),
             metrics: Arc::new(Metrics::default()),
             sandbox: OnceLock::new(),
             keyring: OnceLock::new(),
@@ -167,11 +167,11 @@ impl AppState {
     /// Puts a freshly loaded context in force, with what went into it.
     pub fn put_context(
         &self,
-        loaded: crate::context_source::Loaded,
+        loaded: crate::context_status::Loaded,
         api_updated_at: Option<sleuth_domain::Timestamp>,
         at: sleuth_domain::Timestamp,
     ) {
-        let status = crate::context_source::Status {
+        let status = crate::context_status::Status {
             document: loaded.document,
             files: loaded.files,
             warnings: loaded.warnings,
@@ -190,7 +190,7 @@ impl AppState {
         write(&self.0.context_status).last_error = Some(error);
     }
 
-    pub fn context_status(&self) -> crate::context_source::Status {
+    pub fn context_status(&self) -> crate::context_status::Status {
         match self.0.context_status.read() {
             Ok(guard) => guard.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
