@@ -6,6 +6,7 @@
 
 mod apikey;
 mod audit;
+mod backup;
 mod connector;
 mod context;
 mod eval;
@@ -119,6 +120,20 @@ enum Command {
         #[command(subcommand)]
         command: audit::AuditCommand,
     },
+    /// Write a consistent copy of the database while Sleuth keeps running
+    /// (docs/operations.md).
+    Backup {
+        /// The file to write; it must not exist.
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Make a backup the configured database, which must not exist yet (SQLite) or hold
+    /// no table (PostgreSQL); then apply this build's migrations and verify the audit log.
+    Restore {
+        /// The backup file written by `sleuth backup`.
+        #[arg(long)]
+        from: PathBuf,
+    },
 }
 
 fn load_settings(cli: &Cli) -> anyhow::Result<Settings> {
@@ -227,6 +242,8 @@ fn main() -> ExitCode {
             ),
             Command::Context { command } => context::run(&settings, command),
             Command::Audit { command } => audit::run(&settings, command).await,
+            Command::Backup { to } => backup::backup(&settings, &to).await,
+            Command::Restore { from } => backup::restore(&settings, &from).await,
         }
     });
     match outcome {

@@ -211,3 +211,37 @@ async fn listen_for_jobs(url: String, wakeups: Arc<Notify>) {
         backoff = (backoff * 2).min(Duration::from_secs(10));
     }
 }
+
+/// What the database at `url` holds (see `sleuth_store_sql::backup`), without migrating it.
+pub async fn describe(url: &str) -> StoreResult<sleuth_store_sql::backup::Contents> {
+    let pool = connect_once(url).await?;
+    let contents = sleuth_store_sql::backup::describe(&pool, MIGRATIONS).await;
+    pool.close().await;
+    contents
+}
+
+/// True when the database at `url` has no table in its schemas: a restore goes only into
+/// such a database, never over one that may be in use.
+pub async fn is_empty(url: &str) -> StoreResult<bool> {
+    let pool = connect_once(url).await?;
+    let tables: Result<i64, sqlx::Error> = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.tables \
+         WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
+    )
+    .fetch_one(&pool)
+    .await;
+    pool.close().await;
+    tables
+        .map(|count| count == 0)
+        .map_err(|error| StoreError::Unavailable(Box::new(error)))
+}
+
+async fn connect_once(url: &str) -> StoreResult<sqlx::AnyPool> {
+    sqlx::any::install_default_drivers();
+    AnyPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect(url)
+        .await
+        .map_err(|error| StoreError::Unavailable(Box::new(error)))
+}

@@ -8,6 +8,7 @@
 
 mod analyst;
 mod audit;
+pub mod backup;
 mod builder;
 mod connectors;
 mod context;

@@ -3,6 +3,8 @@
 //! set-up; the queries are shared with PostgreSQL in `sleuth-store-sql`.
 #![forbid(unsafe_code)]
 
+pub mod backup;
+
 use std::time::Duration;
 
 use sleuth_store::{StoreError, StoreResult};
