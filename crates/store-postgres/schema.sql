@@ -641,6 +641,8 @@ ALTER TABLE users ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
 -- indexes
 
+CREATE INDEX alert_revisions_by_investigation ON public.alert_revisions USING btree (investigation_id) WHERE (investigation_id IS NOT NULL);
+
 CREATE INDEX alerts_by_coalesce_key ON public.alerts USING btree (coalesce_key, created_at) WHERE (coalesce_key IS NOT NULL);
 
 CREATE INDEX alerts_by_source ON public.alerts USING btree (direct_source_label, tenant_union_id, created_at);
@@ -688,6 +690,8 @@ CREATE INDEX investigations_by_day_created ON public.investigations USING btree 
 CREATE INDEX investigations_by_day_updated ON public.investigations USING btree (((alert_create_time / '86400000000'::bigint)), updated_at, id, alert_create_time) WHERE (status = 'success'::text);
 
 CREATE INDEX investigations_by_feedback ON public.investigations USING btree (status, feedback_updated_at, id);
+
+CREATE INDEX investigations_by_ignored_for ON public.investigations USING btree (ignored_for) WHERE (ignored_for IS NOT NULL);
 
 CREATE INDEX investigations_by_priority ON public.investigations USING btree (status, priority_rank, alert_create_time, id);
 

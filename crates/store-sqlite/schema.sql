@@ -532,6 +532,9 @@ CREATE TABLE users (
     updated_at INTEGER NOT NULL
 , tenant_union_ids TEXT);
 
+CREATE INDEX alert_revisions_by_investigation ON alert_revisions (investigation_id)
+    WHERE investigation_id IS NOT NULL;
+
 CREATE INDEX alert_source_positions_by_time
     ON alert_source_positions (direct_source_label, tenant_union_id, created_at, position);
 
@@ -590,6 +593,9 @@ CREATE INDEX investigations_by_day_updated
     WHERE status = 'success';
 
 CREATE INDEX investigations_by_feedback ON investigations (status, feedback_updated_at, id);
+
+CREATE INDEX investigations_by_ignored_for ON investigations (ignored_for)
+    WHERE ignored_for IS NOT NULL;
 
 CREATE INDEX investigations_by_priority ON investigations (status, priority_rank, alert_create_time, id);
 
