@@ -10,6 +10,7 @@ mod connectors;
 mod context_memory;
 mod engine;
 mod foundation;
+mod fuzz;
 mod hardening;
 mod ingest;
 mod investigations;
