@@ -27,6 +27,7 @@ mod list_days;
 pub mod migrate;
 mod push;
 mod queue;
+mod readiness;
 mod response_actions;
 mod retention;
 mod revisions;
@@ -127,6 +128,8 @@ pub struct SqlStore {
     system_events: GroupCommit<system_events::SystemEventWriter>,
     /// Recently authenticated keys (see `key_cache` for how stale an answer may be).
     keys: Arc<key_cache::KeyCache>,
+    /// The readiness check's own connection, outside the pool (see `readiness`).
+    readiness: Arc<readiness::ReadinessConnection>,
     /// PostgreSQL: the task folding the list's count deltas (see `list::fold_counts`),
     /// stopped when the last clone of the store is dropped.
     _count_folding: Option<Arc<AbortOnDrop>>,
@@ -192,6 +195,7 @@ impl SqlStore {
             Dialect::Sqlite => None,
         };
         SqlStore {
+            readiness: Arc::new(readiness::ReadinessConnection::new(pool.clone())),
             pool,
             dialect,
             migrations: options.migrations,
@@ -270,7 +274,7 @@ impl Store for SqlStore {
     }
 
     async fn check_ready(&self) -> StoreResult<()> {
-        migrate::check(&self.pool, self.migrations).await
+        self.readiness.check(self.migrations).await
     }
 
     async fn count_users(&self) -> StoreResult<u64> {

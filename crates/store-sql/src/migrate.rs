@@ -81,10 +81,14 @@ pub async fn apply(
     Ok(applied_now)
 }
 
-/// Succeeds when every migration this build knows is applied.
-pub async fn check(pool: &AnyPool, migrations: &[Migration]) -> StoreResult<()> {
+/// Succeeds when every migration this build knows is applied (on a pool, or on the
+/// readiness check's own connection).
+pub async fn check<'c, E>(executor: E, migrations: &[Migration]) -> StoreResult<()>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
     let latest: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations")
-        .fetch_one(pool)
+        .fetch_one(executor)
         .await
         .db()?;
     let expected = migrations.iter().map(|migration| migration.version).max();

@@ -287,4 +287,30 @@ mod tests {
         assert!(with_create_mode("sqlite://").is_err());
         assert!(with_create_mode("postgres://x").is_err());
     }
+
+    /// Under a flood every pooled connection is held by requests; readiness must still
+    /// answer, and answer that the database is there.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn readiness_answers_while_every_pooled_connection_is_taken() {
+        use sleuth_store::Store;
+        let directory = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", directory.path().join("ready.db").display());
+        let options = SqliteOptions {
+            max_connections: 2,
+            ..SqliteOptions::default()
+        };
+        let store = open(&url, &options).await.unwrap();
+        let mut held = Vec::new();
+        while let Ok(Ok(connection)) =
+            tokio::time::timeout(Duration::from_millis(300), store.pool().acquire()).await
+        {
+            held.push(connection);
+        }
+        let answer = tokio::time::timeout(Duration::from_secs(3), store.check_ready()).await;
+        assert!(
+            matches!(answer, Ok(Ok(()))),
+            "readiness with {} connections held: {answer:?}",
+            held.len()
+        );
+    }
 }

@@ -20,8 +20,8 @@ use crate::state::AppState;
 const QUEUE_DEPTH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a readiness check waits for the database. It runs in the background, so no
-/// probe waits for it; under a flood it queues for a pooled connection behind the API, and
-/// a busy database is not a missing one.
+/// probe waits for it, on a connection of its own outside the pool (the store's
+/// `check_ready`), so a flood that holds every pooled connection does not delay it.
 const DATABASE_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A database check younger than this is answered as it is; an older one is answered too,
