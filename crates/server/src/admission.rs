@@ -3,7 +3,8 @@
 //! Every request takes a slot before anything else is done for it (authentication, reading
 //! its body, the database). The health, readiness and metrics endpoints draw from their own
 //! small pool, so a flood of API requests never keeps a load balancer or Prometheus from an
-//! answer. A request that finds no free slot waits at most `server.queue_wait_ms`, then is
+//! answer; creates and push deliveries draw from theirs, so a flood of reads never sheds the
+//! alerts coming in (an alert refused is work a sender must redo, a list refused is not). A request that finds no free slot waits at most `server.queue_wait_ms`, then is
 //! shed: 503 with `Retry-After` and the JSON error body (code `overloaded`), counted in
 //! `sleuth_http_requests_shed_total`. Shedding early is what keeps memory and latency
 //! bounded: a queue that only grows answers everyone late and holds every waiting
@@ -22,11 +23,13 @@ use crate::error::{ApiError, ErrorCode};
 use crate::metrics::Metrics;
 use crate::settings::ServerSettings;
 
-/// The two bounds a request can count against.
+/// The bounds a request can count against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     /// `/healthz`, `/readyz`, `/metrics`: cheap, and needed most when Sleuth is busiest.
     Health,
+    /// Alerts coming in: the creates and the push endpoints.
+    Ingest,
     /// Everything else.
     Api,
 }
@@ -35,6 +38,11 @@ impl Class {
     pub fn of(path: &str) -> Class {
         match path {
             "/healthz" | "/readyz" | "/metrics" => Class::Health,
+            _ if path.starts_with("/app/api/v1/investigation/create")
+                || path.starts_with("/app/api/v1/push/") =>
+            {
+                Class::Ingest
+            }
             _ => Class::Api,
         }
     }
@@ -42,6 +50,7 @@ impl Class {
     pub fn label(self) -> &'static str {
         match self {
             Class::Health => "health",
+            Class::Ingest => "ingest",
             Class::Api => "api",
         }
     }
@@ -55,6 +64,7 @@ struct Pool {
 /// The slots of both classes, shared by every request of the process.
 pub struct Admission {
     health: Pool,
+    ingest: Pool,
     api: Pool,
     queue_wait: Duration,
     retry_after_seconds: u64,
@@ -69,6 +79,7 @@ impl Admission {
         };
         Admission {
             health: pool(settings.max_health_requests_in_flight, Class::Health),
+            ingest: pool(settings.max_ingest_requests_in_flight, Class::Ingest),
             api: pool(settings.max_requests_in_flight, Class::Api),
             queue_wait: Duration::from_millis(settings.queue_wait_ms),
             retry_after_seconds: settings.retry_after_seconds,
@@ -79,6 +90,7 @@ impl Admission {
     fn pool(&self, class: Class) -> &Pool {
         match class {
             Class::Health => &self.health,
+            Class::Ingest => &self.ingest,
             Class::Api => &self.api,
         }
     }
@@ -148,6 +160,13 @@ mod tests {
         assert_eq!(Class::of("/metrics"), Class::Health);
         assert_eq!(Class::of("/healthz/x"), Class::Api);
         assert_eq!(Class::of("/app/api/v1/investigation"), Class::Api);
+        assert_eq!(Class::of("/app/api/v1/investigation/create"), Class::Ingest);
+        assert_eq!(
+            Class::of("/app/api/v1/investigation/create/custom"),
+            Class::Ingest
+        );
+        assert_eq!(Class::of("/app/api/v1/push/7"), Class::Ingest);
+        assert_eq!(Class::of("/app/api/v1/investigation/7"), Class::Api);
     }
 
     #[tokio::test]

@@ -76,6 +76,9 @@ pub struct ServerSettings {
     /// keep answering under a flood.
     pub max_requests_in_flight: usize,
     pub max_health_requests_in_flight: usize,
+    /// Creates and push deliveries have their own bound too, so that a flood of lists
+    /// never sheds the alerts coming in.
+    pub max_ingest_requests_in_flight: usize,
     /// How long a request waits for a free slot before it is shed with 503 and
     /// Retry-After. 0 sheds at once.
     pub queue_wait_ms: u64,
@@ -99,6 +102,7 @@ impl Default for ServerSettings {
             keep_alive_idle_seconds: 60,
             max_requests_in_flight: 64,
             max_health_requests_in_flight: 16,
+            max_ingest_requests_in_flight: 32,
             queue_wait_ms: 1000,
             max_list_answer_bytes: 4 * 1024 * 1024,
         }
@@ -119,6 +123,10 @@ impl ServerSettings {
             (
                 "max_health_requests_in_flight",
                 self.max_health_requests_in_flight as u64,
+            ),
+            (
+                "max_ingest_requests_in_flight",
+                self.max_ingest_requests_in_flight as u64,
             ),
         ];
         if let Some((name, _)) = at_least_one.iter().find(|(_, value)| *value == 0) {

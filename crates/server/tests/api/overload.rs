@@ -49,6 +49,7 @@ fn small_answers(settings: &mut Settings) {
 
 fn one_request_at_a_time(settings: &mut Settings) {
     settings.server.max_requests_in_flight = 1;
+    settings.server.max_ingest_requests_in_flight = 1;
     settings.server.queue_wait_ms = 0;
     settings.server.retry_after_seconds = 3;
 }
@@ -126,11 +127,12 @@ async fn a_list_answer_stops_at_its_byte_budget_and_links_to_the_rest(app: TestA
     assert_eq!(walked.iter().copied().collect::<BTreeSet<_>>(), created);
 }
 
-/// Opens a request whose body never completes: it holds its slot until the socket closes.
-async fn hold_a_slot(app: &TestApp) -> TcpStream {
+/// Opens a POST to `path` whose body never completes: it holds a slot of the path's class
+/// until the socket closes.
+async fn hold_a_slot(app: &TestApp, path: &str) -> TcpStream {
     let mut stream = TcpStream::connect(&app.address).await.expect("connect");
     let head = format!(
-        "POST /app/api/v1/investigation/create HTTP/1.1\r\nhost: {}\r\nauthorization: {}\r\n\
+        "POST {path} HTTP/1.1\r\nhost: {}\r\nauthorization: {}\r\n\
          content-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"raw_alert",
         app.address, app.member_key
     );
@@ -138,10 +140,20 @@ async fn hold_a_slot(app: &TestApp) -> TcpStream {
     stream
 }
 
+/// The number in a line of the metrics exposition that starts with `prefix`.
+fn metric(text: &str, prefix: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(prefix))
+        .and_then(|value| value.trim().parse().ok())
+}
+
 async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
     let list = "/app/api/v1/investigation";
+    let create = "/app/api/v1/investigation/create";
     assert_eq!(app.get(list, &app.reader_key).await.status, 200);
-    let held = hold_a_slot(&app).await;
+
+    // Reads hold every API slot: reads are shed, alerts still come in.
+    let held_api = hold_a_slot(&app, "/app/api/v1/context-memory/create").await;
     let shed = eventually(
         || app.get(list, &app.reader_key),
         |answer| answer.status == 503,
@@ -154,14 +166,28 @@ async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
             .and_then(|value| value.to_str().ok()),
         Some("3")
     );
-    let create = app
+    let taken = app
         .post(
-            "/app/api/v1/investigation/create",
+            create,
             &app.member_key,
-            &json!({"raw_alert_content": {"title": "shed", "id": "shed-1"}}),
+            &json!({"raw_alert_content": {"title": "taken", "id": "taken-1"}}),
         )
         .await;
-    assert_error(&create, 503, "overloaded");
+    assert_eq!(
+        taken.status, 200,
+        "a create has slots of its own: {}",
+        taken.text
+    );
+
+    // Creates hold every ingest slot: the next create is shed and stores nothing.
+    let held_ingest = hold_a_slot(&app, create).await;
+    let shed_alert = json!({"raw_alert_content": {"title": "shed", "id": "shed-1"}});
+    let refused = eventually(
+        || app.post(create, &app.member_key, &shed_alert),
+        |answer| answer.status == 503,
+    )
+    .await;
+    assert_error(&refused, 503, "overloaded");
 
     for path in ["/healthz", "/readyz"] {
         let answer = app.raw("GET", path, None, None, None).await;
@@ -173,23 +199,29 @@ async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
     }
     let metrics = app.raw("GET", "/metrics", None, None, None).await;
     assert_eq!(metrics.status, 200);
-    let shed_count = metrics
-        .text
-        .lines()
-        .find_map(|line| line.strip_prefix("sleuth_http_requests_shed_total{class=\"api\"} "))
-        .and_then(|value| value.trim().parse::<u64>().ok())
-        .expect("the shed counter");
-    assert!(shed_count >= 2, "{}", metrics.text);
-    assert!(
-        metrics
-            .text
-            .contains("sleuth_http_requests_in_flight{class=\"api\"} 1"),
-        "{}",
-        metrics.text
-    );
+    let text = &metrics.text;
+    let shed_of = |class: &str| {
+        metric(
+            text,
+            &format!("sleuth_http_requests_shed_total{{class=\"{class}\"}} "),
+        )
+    };
+    assert!(shed_of("api") >= Some(1), "{text}");
+    assert!(shed_of("ingest") >= Some(1), "{text}");
+    for class in ["api", "ingest"] {
+        assert_eq!(
+            metric(
+                text,
+                &format!("sleuth_http_requests_in_flight{{class=\"{class}\"}} ")
+            ),
+            Some(1),
+            "{text}"
+        );
+    }
 
-    // The shed create stored nothing; once the slot is free, requests are worked on again.
-    drop(held);
+    // Once the slots are free, requests are worked on again; the shed create stored nothing.
+    drop(held_api);
+    drop(held_ingest);
     let after = eventually(
         || app.get(list, &app.reader_key),
         |answer| answer.status == 200,
@@ -197,7 +229,7 @@ async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
     .await;
     assert_eq!(after.status, 200);
     let all = app.get(&format!("{list}?{QUEUED}"), &app.reader_key).await;
-    assert_eq!(all.json["count"], 0, "{}", all.text);
+    assert_eq!(all.json["count"], 1, "only the taken alert: {}", all.text);
 }
 
 /// Asks again until `done` holds, for at most ten seconds.
@@ -335,7 +367,7 @@ async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_stops_arriving_is_answered_408() {
     let app = app_with(|settings| settings.server.body_read_timeout_seconds = 1).await;
-    let mut stream = hold_a_slot(&app).await;
+    let mut stream = hold_a_slot(&app, "/app/api/v1/investigation/create").await;
     let started = Instant::now();
     let (status, body) = tokio::time::timeout(Duration::from_secs(10), read_answer(&mut stream))
         .await
