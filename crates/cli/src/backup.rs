@@ -25,13 +25,9 @@ pub async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<(
     let contents = if sleuth_store_sqlite::handles(url) {
         sleuth_store_sqlite::backup::backup(url, destination).await?
     } else if sleuth_store_postgres::handles(url) {
-        if destination.exists() {
-            anyhow::bail!(
-                "the backup file {} already exists; nothing was written",
-                destination.display()
-            );
-        }
         let contents = sleuth_store_postgres::describe(url).await?;
+        // pg_dump writes into the file made here, which keeps its owner-only mode.
+        sleuth_store_sql::backup::create_backup_file(destination)?;
         let mut arguments = vec![
             "--format=custom".to_string(),
             "--no-owner".to_string(),
@@ -41,7 +37,10 @@ pub async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<(
         ];
         let connection = Connection::from_url(url)?;
         arguments.extend(["--dbname".to_string(), connection.url_without_password]);
-        run_postgres_tool("pg_dump", arguments, connection.password).await?;
+        if let Err(error) = run_postgres_tool("pg_dump", arguments, connection.password).await {
+            let _ = std::fs::remove_file(destination);
+            return Err(error);
+        }
         contents
     } else {
         anyhow::bail!("backup needs a sqlite:// or postgres:// database URL");

@@ -94,6 +94,14 @@ fn backup_while_serving_then_restore(source: &str, target: &str, backup_file: &s
         *during.lock().unwrap() > 0,
         "alerts were taken while the backup ran"
     );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(backup_file).unwrap().permissions(),
+    );
+    assert_eq!(
+        mode & 0o777,
+        0o600,
+        "a backup is readable by its owner only"
+    );
 
     // A second backup to the same file writes nothing over it.
     let again = sleuth(source, &["backup", "--to", backup_file]);

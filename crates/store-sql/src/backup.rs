@@ -3,6 +3,9 @@
 //! and check it before they are restored, so that an operator sees what a file holds and a
 //! backup from a newer Sleuth is never put under an older one.
 
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
 use sleuth_store::{StoreError, StoreResult};
 use sqlx::AnyPool;
 
@@ -63,4 +66,26 @@ pub async fn describe(pool: &AnyPool, known: &[Migration]) -> StoreResult<Conten
         alerts: count("alerts").await?,
         audit_entries: count("audit_log").await?,
     })
+}
+
+/// Creates the empty file a backup is written into, readable and writable by its owner
+/// only: a backup holds every alert, the users and the hashes of their keys. Refused when
+/// the file exists, so a backup never writes over anything.
+pub fn create_backup_file(path: &Path) -> StoreResult<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+        .map_err(|error| StoreError::Rejected {
+            detail: if error.kind() == std::io::ErrorKind::AlreadyExists {
+                format!(
+                    "the backup file {} already exists; nothing was written",
+                    path.display()
+                )
+            } else {
+                format!("cannot create the backup file {}: {error}", path.display())
+            },
+        })
 }

@@ -29,19 +29,27 @@ pub async fn backup(url: &str, destination: &Path) -> StoreResult<Contents> {
             source.display()
         )));
     }
-    refuse_existing(destination, "the backup file")?;
-    let pool = open_read_only(&source).await?;
     let target = destination.to_str().ok_or_else(|| {
         rejected(format!(
             "the backup path {} is not valid UTF-8",
             destination.display()
         ))
     })?;
+    // VACUUM INTO writes into an empty file, which keeps the owner-only mode made here.
+    backup::create_backup_file(destination)?;
+    let pool = match open_read_only(&source).await {
+        Ok(pool) => pool,
+        Err(error) => {
+            let _ = std::fs::remove_file(destination);
+            return Err(error);
+        }
+    };
     sqlx::query("VACUUM INTO $1")
         .bind(target)
         .execute(&pool)
         .await
         .map_err(|error| {
+            let _ = std::fs::remove_file(destination);
             rejected(format!(
                 "cannot write the backup to {}: {error}",
                 destination.display()
