@@ -51,19 +51,7 @@ fn read(row: &AnyRow) -> StoreResult<ConnectorRecord> {
 }
 
 fn refusal(error: sqlx::Error, name: &str) -> StoreError {
-    if let sqlx::Error::Database(database_error) = &error
-        && database_error.is_foreign_key_violation()
-    {
-        return StoreError::Rejected {
-            detail: "the tenant union does not exist".into(),
-        };
-    }
-    match crate::store_error(error) {
-        StoreError::Conflict { .. } => StoreError::Conflict {
-            detail: format!("a connector named '{name}' exists"),
-        },
-        other => other,
-    }
+    crate::named_record_error(error, "connector", name)
 }
 
 fn lease_lost(connector_id: i64) -> StoreError {

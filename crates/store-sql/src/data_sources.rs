@@ -40,19 +40,7 @@ fn read(row: &AnyRow) -> StoreResult<DataSourceRecord> {
 
 /// A unique name taken, or a tenant union that does not exist, as outcomes.
 fn refusal(error: sqlx::Error, name: &str) -> StoreError {
-    if let sqlx::Error::Database(database_error) = &error
-        && database_error.is_foreign_key_violation()
-    {
-        return StoreError::Rejected {
-            detail: "the tenant union does not exist".into(),
-        };
-    }
-    match crate::store_error(error) {
-        StoreError::Conflict { .. } => StoreError::Conflict {
-            detail: format!("a data source named '{name}' exists"),
-        },
-        other => other,
-    }
+    crate::named_record_error(error, "data source", name)
 }
 
 #[async_trait]

@@ -232,6 +232,24 @@ impl<T> DbResultExt<T> for Result<T, sqlx::Error> {
     }
 }
 
+/// The error of a write of a named record that belongs to a tenant union (a connector, a
+/// data source): an unknown union is a rejection, a taken name a conflict naming it.
+pub(crate) fn named_record_error(error: sqlx::Error, what: &str, name: &str) -> StoreError {
+    if let sqlx::Error::Database(database_error) = &error
+        && database_error.is_foreign_key_violation()
+    {
+        return StoreError::Rejected {
+            detail: "the tenant union does not exist".into(),
+        };
+    }
+    match store_error(error) {
+        StoreError::Conflict { .. } => StoreError::Conflict {
+            detail: format!("a {what} named '{name}' exists"),
+        },
+        other => other,
+    }
+}
+
 pub(crate) fn store_error(error: sqlx::Error) -> StoreError {
     match &error {
         sqlx::Error::PoolTimedOut
