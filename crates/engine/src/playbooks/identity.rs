@@ -6,7 +6,7 @@ use serde_json::json;
 use sleuth_domain::{AlertCategory, EntityKind, SignInSignal};
 
 use crate::case::Case;
-use crate::context::{Context, NetworkPlace};
+use crate::context::{Context, Identity, NetworkPlace};
 
 use crate::judgement::{Covers, Judgement, Weight};
 
@@ -174,11 +174,7 @@ fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
     let Some(country) = sign_in.country.as_deref() else {
         return;
     };
-    let home = case.known.iter().find_map(|(_, knowledge)| {
-        knowledge
-            .identity
-            .and_then(|identity| identity.location.clone())
-    });
+    let home = signing_in(case, sign_in).and_then(|identity| identity.location.clone());
     let usual_for_organisation = || {
         case.context
             .document()
@@ -231,6 +227,33 @@ fn location(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<J
         .restates_claim()
         .question(user, format!("Did you sign in from {country} at that time?")),
     );
+}
+
+/// The known person who signed in: the identity of the sign-in's own account when the
+/// alert says which it is (another person the alert names, an admin or a target, works
+/// elsewhere and says nothing about where this one does), else the one identity the alert
+/// names. Two identities and no account: nobody, rather than a guess.
+fn signing_in<'c>(case: &Case<'c>, sign_in: &SignInSignal) -> Option<&'c Identity> {
+    if let Some(account) = sign_in.user.as_deref() {
+        let kind = if account.contains('@') {
+            EntityKind::Email
+        } else {
+            EntityKind::User
+        };
+        return case
+            .lookup(kind, account)
+            .or_else(|| case.lookup(EntityKind::User, account))
+            .and_then(|knowledge| knowledge.identity);
+    }
+    let mut named = case
+        .known
+        .iter()
+        .filter(|(entity, _)| !case.is_handler(entity))
+        .filter_map(|(_, knowledge)| knowledge.identity);
+    let first = named.next()?;
+    named
+        .all(|other| std::ptr::eq(other, first))
+        .then_some(first)
 }
 
 /// Whether two countries are the same, each written as an ISO code or an English name.
@@ -606,5 +629,73 @@ fn outcome(case: &Case<'_>, sign_in: &SignInSignal, user: &str, out: &mut Vec<Ju
             )
             .evidence("sign_in_result", json!({"succeeded": true})),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use sleuth_domain::History;
+
+    use super::*;
+    use crate::context::ContextDocument;
+
+    /// A person who works from Germany, an admin who works from Britain, and an
+    /// organisation whose usual countries are neither.
+    const CONTEXT: &str = r#"
+[organization]
+usual_countries = ["US"]
+
+[[identities]]
+user = "l.weber@example.com"
+location = "DE"
+
+[[identities]]
+user = "helpdesk.admin@example.com"
+location = "GB"
+"#;
+
+    fn unusual_country_findings(alert: &Value) -> Vec<String> {
+        let context =
+            Context::build(ContextDocument::from_toml(CONTEXT).expect("reads")).expect("valid");
+        let parsed = sleuth_parsers::parse_alert(None, alert, chrono::Utc::now()).expect("parses");
+        let history = History::default();
+        let case = Case::new(&parsed, &history, &context);
+        let sign_in = case.signals.sign_in.clone().expect("a sign-in alert");
+        let mut out = Vec::new();
+        location(&case, &sign_in, "the account", &mut out);
+        out.into_iter()
+            .filter(|judgement| judgement.tags.iter().any(|(tag, _)| *tag == "new_country"))
+            .map(|judgement| judgement.headline)
+            .collect()
+    }
+
+    /// A Splunk notable naming the admin who unlocked an account (the source user, listed
+    /// first among its entities) and the account that then signed in (the target user).
+    fn sign_in(user: &str, other: &str, country: &str) -> Value {
+        json!({
+            "_time": "2026-03-04T10:02:11.000+00:00",
+            "event_id": "A1@@notable@@b2",
+            "rule_name": "Access - Sign-in after account unlock",
+            "rule_title": "Sign-in after a help-desk unlock",
+            "security_domain": "access",
+            "urgency": "medium",
+            "src_user": other,
+            "dest_user": user,
+            "src": "198.51.100.30",
+            "src_country": country,
+            "app": "Office 365",
+            "action": "success",
+        })
+    }
+
+    #[test]
+    fn the_home_country_is_the_signing_in_persons_own() {
+        // From home, whichever other identity the alert names first.
+        let home = sign_in("l.weber@example.com", "helpdesk.admin@example.com", "DE");
+        assert_eq!(unusual_country_findings(&home), Vec::<String>::new());
+        // From the other person's home country: unusual for this one.
+        let away = sign_in("l.weber@example.com", "helpdesk.admin@example.com", "GB");
+        assert_eq!(unusual_country_findings(&away).len(), 1);
     }
 }
