@@ -222,3 +222,92 @@ impl Judgement {
         }
     }
 }
+
+/// Folds repeated judgements into one. A judgement's identity is its weight and its words:
+/// the same fact reached through two entities of one alert (an account written `svc-monitor`
+/// and `CORP\svc-monitor`, a host and its address) is one finding about both, never two
+/// findings that read twice as strong. The first keeps its place and gains the others'
+/// artifacts, evidence, tags, steps and questions it lacks.
+pub fn merge_repeats(judgements: &mut Vec<Judgement>) {
+    let mut index = 0;
+    while index < judgements.len() {
+        let (kept, rest) = judgements.split_at_mut(index + 1);
+        let first = &mut kept[index];
+        let mut repeats = Vec::new();
+        for (offset, other) in rest.iter().enumerate() {
+            if other.weight == first.weight
+                && other.headline == first.headline
+                && other.detail == first.detail
+            {
+                repeats.push(index + 1 + offset);
+            }
+        }
+        for position in repeats.into_iter().rev() {
+            let repeat = judgements.remove(position);
+            let first = &mut judgements[index];
+            fold(&mut first.artifacts, repeat.artifacts);
+            fold(&mut first.evidences, repeat.evidences);
+            fold(&mut first.tags, repeat.tags);
+            fold(&mut first.remediations, repeat.remediations);
+            fold(&mut first.questions, repeat.questions);
+            first.urgent = first.urgent.take().or(repeat.urgent);
+        }
+        index += 1;
+    }
+}
+
+/// Appends what `more` holds that `into` lacks, in order.
+fn fold<T: PartialEq>(into: &mut Vec<T>, more: Vec<T>) {
+    for item in more {
+        if !into.contains(&item) {
+            into.push(item);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_repeated_judgement_is_one_finding_about_every_entity_it_reached() {
+        let about = |account: &str| {
+            Judgement::new(
+                Weight::Malicious,
+                "Service account svc-monitor acting outside its profile",
+                "The service account svc-monitor ran procdump64.exe on mon-01.",
+            )
+            .artifact(account)
+            .evidence("service_account_profile", json!({"account": "svc-monitor"}))
+            .tag("service_account_misuse", "svc-monitor")
+        };
+        let other = Judgement::new(
+            Weight::Malicious,
+            "LSASS memory was read",
+            "procdump -ma lsass",
+        );
+        let mut judgements = vec![
+            about("svc-monitor"),
+            other.clone(),
+            about("corp\\svc-monitor"),
+            // Same words, another weight: another judgement.
+            Judgement::new(
+                Weight::Suspicious,
+                "Service account svc-monitor acting outside its profile",
+                "The service account svc-monitor ran procdump64.exe on mon-01.",
+            ),
+        ];
+        merge_repeats(&mut judgements);
+        assert_eq!(judgements.len(), 3);
+        assert_eq!(
+            judgements[0].artifacts,
+            ["svc-monitor", "corp\\svc-monitor"]
+        );
+        assert_eq!(judgements[0].evidences.len(), 1);
+        assert_eq!(judgements[0].tags.len(), 1);
+        assert_eq!(judgements[1].headline, other.headline);
+        assert_eq!(judgements[2].weight, Weight::Suspicious);
+    }
+}

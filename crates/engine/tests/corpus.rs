@@ -111,6 +111,13 @@ fn check(case: &Value, result: &InvestigationResult) -> Vec<String> {
             problems.push(format!("the remediation {step:?} is repeated"));
         }
     }
+    // One fact is one finding, however many of the alert's entities reached it.
+    let mut findings = std::collections::HashSet::new();
+    for finding in &result.findings {
+        if !findings.insert((finding.headline.as_str(), finding.finding.as_str())) {
+            problems.push(format!("the finding {:?} is repeated", finding.headline));
+        }
+    }
     problems
 }
 

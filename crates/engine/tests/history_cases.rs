@@ -103,6 +103,15 @@ fn what_sleuth_already_knows_weighs_as_an_analyst_would() {
                 "{name}: investigation {id} decided though it is out of scope"
             ));
         }
+        let mut seen = std::collections::HashSet::new();
+        for finding in &result.findings {
+            if !seen.insert((finding.headline.as_str(), finding.finding.as_str())) {
+                failures.push(format!(
+                    "{name}: the finding {:?} is repeated",
+                    finding.headline
+                ));
+            }
+        }
         println!(
             "{name} ({}): {} {} — {}",
             parsed.alert_type, result.outcome, result.priority, result.conclusion

@@ -102,5 +102,6 @@ pub fn run_all(case: &Case<'_>) -> Vec<Judgement> {
              nothing to look up, correlate or act on.",
         ));
     }
+    crate::judgement::merge_repeats(&mut judgements);
     judgements
 }
