@@ -28,6 +28,20 @@ CREATE TABLE alert_sightings (
   latest_content_hash text NOT NULL
 );
 
+CREATE TABLE alert_source_counters (
+  direct_source_label text NOT NULL,
+  tenant_union_id bigint NOT NULL,
+  last_position bigint NOT NULL
+);
+
+CREATE TABLE alert_source_positions (
+  alert_id bigint NOT NULL,
+  direct_source_label text NOT NULL,
+  tenant_union_id bigint NOT NULL,
+  created_at bigint NOT NULL,
+  "position" bigint NOT NULL
+);
+
 CREATE TABLE alerts (
   id bigint NOT NULL DEFAULT nextval('alerts_id_seq'::regclass),
   identity text NOT NULL,
@@ -473,6 +487,10 @@ ALTER TABLE alert_revisions ADD CONSTRAINT alert_revisions_pkey PRIMARY KEY (id)
 
 ALTER TABLE alert_sightings ADD CONSTRAINT alert_sightings_pkey PRIMARY KEY (identity);
 
+ALTER TABLE alert_source_counters ADD CONSTRAINT alert_source_counters_pkey PRIMARY KEY (direct_source_label, tenant_union_id);
+
+ALTER TABLE alert_source_positions ADD CONSTRAINT alert_source_positions_pkey PRIMARY KEY (alert_id);
+
 ALTER TABLE alerts ADD CONSTRAINT alerts_identity_key UNIQUE (identity);
 
 ALTER TABLE alerts ADD CONSTRAINT alerts_pkey PRIMARY KEY (id);
@@ -643,6 +661,8 @@ ALTER TABLE users ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
 CREATE INDEX alert_revisions_by_investigation ON public.alert_revisions USING btree (investigation_id) WHERE (investigation_id IS NOT NULL);
 
+CREATE INDEX alert_source_positions_by_time ON public.alert_source_positions USING btree (direct_source_label, tenant_union_id, created_at, "position");
+
 CREATE INDEX alerts_by_coalesce_key ON public.alerts USING btree (coalesce_key, created_at) WHERE (coalesce_key IS NOT NULL);
 
 CREATE INDEX alerts_by_source ON public.alerts USING btree (direct_source_label, tenant_union_id, created_at);
@@ -747,6 +767,37 @@ AS $function$
     SELECT (alert_create_time - ((alert_create_time % 3600000000) + 3600000000) % 3600000000)
         / 3600000000
 $function$
+;
+
+CREATE OR REPLACE FUNCTION public.alert_source_positions_on_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    WITH added AS (
+        SELECT direct_source_label, tenant_union_id, COUNT(*) AS n
+        FROM added_alerts
+        GROUP BY direct_source_label, tenant_union_id
+        ORDER BY direct_source_label, tenant_union_id
+    ), counted AS (
+        INSERT INTO alert_source_counters AS counter (direct_source_label, tenant_union_id,
+            last_position)
+        SELECT direct_source_label, tenant_union_id, n FROM added
+        ORDER BY direct_source_label, tenant_union_id
+        ON CONFLICT (direct_source_label, tenant_union_id)
+        DO UPDATE SET last_position = counter.last_position + excluded.last_position
+        RETURNING direct_source_label, tenant_union_id, last_position
+    )
+    INSERT INTO alert_source_positions (alert_id, direct_source_label, tenant_union_id,
+        created_at, position)
+    SELECT a.id, a.direct_source_label, a.tenant_union_id, a.created_at,
+           counted.last_position - added.n + ROW_NUMBER() OVER (
+               PARTITION BY a.direct_source_label, a.tenant_union_id ORDER BY a.id)
+    FROM added_alerts a
+    JOIN added USING (direct_source_label, tenant_union_id)
+    JOIN counted USING (direct_source_label, tenant_union_id);
+    RETURN NULL;
+END $function$
 ;
 
 CREATE OR REPLACE FUNCTION public.audit_log_is_append_only()
@@ -954,6 +1005,8 @@ END $function$
 ;
 
 -- triggers
+
+CREATE TRIGGER alert_source_positions_on_insert AFTER INSERT ON public.alerts REFERENCING NEW TABLE AS added_alerts FOR EACH STATEMENT EXECUTE FUNCTION alert_source_positions_on_insert();
 
 CREATE TRIGGER audit_log_no_change BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_is_append_only();
 

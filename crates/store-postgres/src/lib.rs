@@ -135,6 +135,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "retention",
         sql: include_str!("../migrations/0024_retention.sql"),
     },
+    Migration {
+        version: 25,
+        name: "source_positions",
+        sql: include_str!("../migrations/0025_source_positions.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

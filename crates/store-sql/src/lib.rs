@@ -445,7 +445,7 @@ impl Store for SqlStore {
     }
 
     async fn load_job(&self, job: &ClaimedJob, windows: GuardWindows) -> StoreResult<JobInput> {
-        queue::load_job(&self.pool, self.dialect, job, windows).await
+        queue::load_job(&self.pool, job, windows).await
     }
 
     async fn history(&self, query: &HistoryQuery) -> StoreResult<History> {

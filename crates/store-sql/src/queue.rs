@@ -112,7 +112,6 @@ fn claimed_jobs(rows: &[AnyRow]) -> StoreResult<HashMap<String, Vec<ClaimedJob>>
 
 pub async fn load_job(
     pool: &AnyPool,
-    dialect: Dialect,
     job: &ClaimedJob,
     windows: GuardWindows,
 ) -> StoreResult<JobInput> {
@@ -129,13 +128,7 @@ pub async fn load_job(
     let burst_count: i64 = if windows.burst_count_limit == 0 {
         0
     } else {
-        let positions = match dialect {
-            Dialect::Sqlite => {
-                burst_by_positions(&mut connection, alert, window_start, windows).await?
-            }
-            Dialect::Postgres => None,
-        };
-        match positions {
+        match burst_by_positions(&mut connection, alert, window_start, windows).await? {
             Some(count) => count,
             None => sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                 "SELECT COUNT(*) FROM (SELECT 1 FROM alerts WHERE direct_source_label = $1 \
@@ -181,7 +174,7 @@ pub async fn load_job(
     })
 }
 
-/// The burst guard's count on SQLite, from the positions migration 0023 keeps: the
+/// The burst guard's count, from the positions that migration source_positions keeps: the
 /// alert's position among its source's alerts less that of the first alert of the window,
 /// plus one, capped at the limit. Two index seeks, whatever the threshold. `None` when the
 /// alert has no position (then its alerts are counted).

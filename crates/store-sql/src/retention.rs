@@ -146,16 +146,14 @@ async fn purge_batch(
             .map(|orphan| (orphan.id, orphan.entities))
             .collect();
         entity_index::remove(connection, dialect, &indexed).await?;
-        if dialect == Dialect::Sqlite {
-            // The burst guard's positions (migration source_positions); the alerts are far
-            // older than any burst window.
-            run_with_ids(
-                connection,
-                "DELETE FROM alert_source_positions WHERE alert_id IN ",
-                &ids,
-            )
-            .await?;
-        }
+        // The burst guard's positions (migration source_positions); the alerts are far
+        // older than any burst window.
+        run_with_ids(
+            connection,
+            "DELETE FROM alert_source_positions WHERE alert_id IN ",
+            &ids,
+        )
+        .await?;
         if !identities.is_empty() {
             for statement in [
                 "DELETE FROM alert_revisions WHERE identity IN ",

@@ -48,6 +48,7 @@ macro_rules! store_contract_tests {
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
             guards_count_bursts_and_find_the_first_of_a_story,
+            the_burst_count_is_exact_at_the_window_edges,
             the_context_document_is_replaced_whole,
             data_sources_are_stored_changed_scoped_and_deleted,
             tenant_scopes_bind_users_and_keys,
@@ -2823,6 +2824,119 @@ pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn St
     let ignored = store.get_investigation(story_ids[3]).await.unwrap();
     assert_eq!(ignored.ignored_for, Some(story_ids[0]));
     assert_eq!(ignored.outcome, Some(Outcome::Ignored));
+}
+
+/// The burst guard's count at the edges of its window: an alert exactly one window
+/// before does not count, one a microsecond later does; an alert of the same moment stored
+/// later does not count for the earlier one; another tenant union's alerts never count; and
+/// the alerts of one group-committed batch, with a refused create among them (the batch is
+/// rolled back and replayed), count one each in the order they were stored.
+pub async fn the_burst_count_is_exact_at_the_window_edges(store: Arc<dyn Store>) {
+    let other_union = store
+        .create_tenant_union(&tenant_input("Elsewhere", None))
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for (minute, union) in [(0, None), (1, None), (2, None), (3, None), (3, None)] {
+        let parsed = parsed_alert(&format!("deny {}", ids.len()), "FW", minute, &[]);
+        let created = store
+            .create_investigation(new_alert(parsed, json!({"n": ids.len()}), union), false)
+            .await
+            .unwrap();
+        ids.push(created.investigation_id());
+    }
+    let elsewhere = parsed_alert("deny elsewhere", "FW", 3, &[]);
+    store
+        .create_investigation(
+            new_alert(elsewhere, json!({"elsewhere": 3}), Some(other_union.id)),
+            false,
+        )
+        .await
+        .unwrap();
+    let mut concurrent: Vec<NewAlert> = (0..30)
+        .map(|n| {
+            let parsed = parsed_alert(&format!("storm {n}"), "FW", 10, &[]);
+            new_alert(parsed, json!({"storm": n}), None)
+        })
+        .collect();
+    let mut refused = new_alert(
+        parsed_alert("storm of no union", "FW", 10, &[]),
+        json!({"refused": true}),
+        None,
+    );
+    refused.tenant_union_id = 999_999;
+    concurrent.insert(15, refused);
+    let creates = concurrent.into_iter().map(|alert| {
+        let store = store.clone();
+        tokio::spawn(async move { store.create_investigation(alert, false).await })
+    });
+    let refusals = futures_util::future::join_all(creates)
+        .await
+        .into_iter()
+        .filter(|joined| joined.as_ref().unwrap().is_err())
+        .count();
+    assert_eq!(refusals, 1);
+    let jobs = store.claim_jobs("w", 100, lease(), time(11)).await.unwrap();
+    assert_eq!(jobs.len(), 36);
+    let job_of = |id: i64| jobs.iter().find(|job| job.investigation_id == id).unwrap();
+    let count = |job: &ClaimedJob, window: Duration, limit: u64| {
+        let store = store.clone();
+        let job = job.clone();
+        async move {
+            store
+                .load_job(
+                    &job,
+                    GuardWindows {
+                        burst_window: window,
+                        burst_count_limit: limit,
+                        coalesce_window: Duration::zero(),
+                    },
+                )
+                .await
+                .unwrap()
+                .burst_count
+        }
+    };
+    let minute = Duration::minutes(1);
+    let just_over = minute + Duration::microseconds(1);
+    // The fourth alert (minute 3): the third (minute 2) is exactly one window before.
+    assert_eq!(count(job_of(ids[3]), minute, 100).await, 1);
+    assert_eq!(count(job_of(ids[3]), just_over, 100).await, 2);
+    // The fifth, of the same minute, was stored after the fourth.
+    assert_eq!(count(job_of(ids[4]), minute, 100).await, 2);
+    assert_eq!(count(job_of(ids[4]), just_over, 100).await, 3);
+    assert_eq!(count(job_of(ids[4]), Duration::minutes(4), 100).await, 5);
+    assert_eq!(count(job_of(ids[4]), Duration::minutes(4), 4).await, 4);
+    // The storm: the alerts of minute 10, each counting those stored before it.
+    let mut storm: Vec<(i64, ClaimedJob)> = Vec::new();
+    for job in &jobs {
+        if ids.contains(&job.investigation_id) {
+            continue;
+        }
+        let input = store
+            .load_job(
+                job,
+                GuardWindows {
+                    burst_window: minute,
+                    burst_count_limit: 0,
+                    coalesce_window: Duration::zero(),
+                },
+            )
+            .await
+            .unwrap();
+        if input.investigation.alert.tenant_union.id == other_union.id {
+            continue;
+        }
+        storm.push((input.investigation.alert.id, job.clone()));
+    }
+    storm.sort_by_key(|(alert_id, _)| *alert_id);
+    assert_eq!(storm.len(), 30);
+    for (stored_before, (_, job)) in storm.iter().enumerate() {
+        let expected = u64::try_from(stored_before).unwrap() + 1;
+        assert_eq!(count(job, minute, 1_000).await, expected);
+        // Ten minutes back from minute 10 leaves minute 0 out: minutes 1, 2, 3 and 3 count.
+        assert_eq!(count(job, Duration::minutes(10), 1_000).await, expected + 4);
+    }
 }
 
 pub async fn the_context_document_is_replaced_whole(store: Arc<dyn Store>) {
