@@ -162,41 +162,47 @@ pub(crate) async fn remove(
     Ok(())
 }
 
-/// Appends a subquery of the ids (column `alert_id`) of the latest `limit` alerts other
-/// than `alert_id` that name `entity`, newest first, each row also carrying `index` (column
-/// `entity`).
+/// Appends a subquery of the ids (column `alert_id`) of the latest `limit` alerts of tenant
+/// union `tenant_union_id`, other than `alert_id`, that name `entity`, newest first, each
+/// row also carrying `index` (column `entity`). The union is filtered before the limit:
+/// filtered after it, a busy other union's alerts naming the same entity would fill the
+/// window and hide this union's own.
 pub(crate) fn push_alerts_naming(
     sql: &mut SqlBuilder,
     dialect: Dialect,
     index: usize,
     entity: &Entity,
     alert_id: i64,
+    tenant_union_id: i64,
     limit: i64,
 ) -> StoreResult<()> {
     match dialect {
         Dialect::Sqlite => {
             sql.push(&format!(
-                "SELECT * FROM (SELECT {index} AS entity, rowid AS alert_id \
-                 FROM alert_entity_index WHERE alert_entity_index MATCH "
+                "SELECT * FROM (SELECT {index} AS entity, alert_entity_index.rowid AS alert_id \
+                 FROM alert_entity_index JOIN alerts a ON a.id = alert_entity_index.rowid \
+                 WHERE alert_entity_index MATCH "
             ));
             sql.bind(token(entity.kind, &entity.value))?
-                .push(" AND rowid <> ");
-            sql.bind(alert_id)?;
+                .push(" AND alert_entity_index.rowid <> ");
+            sql.bind(alert_id)?.push(" AND a.tenant_union_id = ");
+            sql.bind(tenant_union_id)?;
             sql.push(&format!(
-                " ORDER BY rowid DESC LIMIT {limit}) AS entity_{index}"
+                " ORDER BY alert_entity_index.rowid DESC LIMIT {limit}) AS entity_{index}"
             ));
         }
         Dialect::Postgres => {
             sql.push(&format!(
-                "SELECT * FROM (SELECT {index} AS entity, alert_id FROM alert_entities \
-                 WHERE kind = "
+                "SELECT * FROM (SELECT {index} AS entity, e.alert_id FROM alert_entities e \
+                 JOIN alerts a ON a.id = e.alert_id WHERE e.kind = "
             ));
             sql.bind(entity.kind.as_str().to_string())?
-                .push(" AND value = ");
-            sql.bind(entity.value.clone())?.push(" AND alert_id <> ");
-            sql.bind(alert_id)?;
+                .push(" AND e.value = ");
+            sql.bind(entity.value.clone())?.push(" AND e.alert_id <> ");
+            sql.bind(alert_id)?.push(" AND a.tenant_union_id = ");
+            sql.bind(tenant_union_id)?;
             sql.push(&format!(
-                " ORDER BY alert_id DESC LIMIT {limit}) AS entity_{index}"
+                " ORDER BY e.alert_id DESC LIMIT {limit}) AS entity_{index}"
             ));
         }
     }

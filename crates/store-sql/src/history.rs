@@ -17,7 +17,8 @@ use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
 /// At most this many entities of the new alert are looked up, and this many earlier alerts
-/// per entity: a domain controller named in every alert must not make history unbounded.
+/// of its tenant union per entity: a domain controller named in every alert must not make
+/// history unbounded.
 /// The limits are written into the SQL, not bound: SQLite plans a LIMIT as a constant and
 /// prepares a statement again each time a bound LIMIT is bound.
 const ENTITIES_LOOKED_UP: usize = 24;
@@ -127,13 +128,16 @@ pub async fn history(
 }
 
 /// One statement (one round trip, not one per entity) for the latest investigation of
-/// each of the latest `ALERTS_PER_ENTITY` other alerts naming each entity, newest first.
+/// each of the latest `ALERTS_PER_ENTITY` other alerts of the tenant union naming each
+/// entity, newest first.
 /// Each row also says which entities its alert shares, as a bitmask of their indexes
 /// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
 /// per alert and entity, since every row is a hand-over between threads and allocations.
 /// Its text depends only on how many entities there are, so it stays prepared. At least
 /// one entity. Only investigations of the alert's own tenant union: another customer's
-/// alerts, verdicts and analysts' notes never reach this one's investigation.
+/// alerts, verdicts and analysts' notes never reach this one's investigation, nor take
+/// places of the window (the union is filtered inside each entity's subquery, before its
+/// limit; the outer filter also holds for the investigation itself).
 fn sharing_investigations(
     dialect: Dialect,
     entities: &[&Entity],
@@ -151,6 +155,7 @@ fn sharing_investigations(
             index,
             entity,
             alert_id,
+            tenant_union_id,
             ALERTS_PER_ENTITY,
         )?;
     }

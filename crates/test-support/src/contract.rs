@@ -47,6 +47,7 @@ macro_rules! store_contract_tests {
             alert_creation_ranges_list_by_day_in_every_time_order,
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
+            history_of_a_union_is_not_crowded_out_by_another,
             guards_count_bursts_and_find_the_first_of_a_story,
             the_burst_count_is_exact_at_the_window_edges,
             the_context_document_is_replaced_whole,
@@ -2647,19 +2648,8 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
         .await
         .unwrap()
         .investigation_id();
-    let record = store.get_investigation(new_id).await.unwrap();
     let history = store
-        .history(&HistoryQuery {
-            alert_id: record.alert.id,
-            investigation_id: new_id,
-            entities: record.alert.parsed.entities.clone(),
-            alert_type: record.alert.parsed.alert_type.clone(),
-            direct_source_label: "EDR".into(),
-            since: time(-60),
-            limit: 50,
-            tenant_union_id: record.alert.tenant_union.id,
-            tenant_id: None,
-        })
+        .history(&history_query(&store, new_id).await)
         .await
         .unwrap();
     let related: Vec<i64> = history
@@ -2735,6 +2725,58 @@ pub async fn history_finds_shared_entities_and_prior_verdicts(store: Arc<dyn Sto
             .map(|alert| (alert.title.as_str(), alert.direct_source_label.as_str())),
         Some(("Beacon", "NDR"))
     );
+}
+
+/// History reads a bounded window of earlier alerts per entity; the window is of the
+/// alert's own tenant union. A busy other union naming the same host many more times than
+/// the window holds must not push this union's one related investigation out of it.
+pub async fn history_of_a_union_is_not_crowded_out_by_another(store: Arc<dyn Store>) {
+    let (acme, globex) = acme_and_globex(&store).await;
+    let create = |title: String, minute: i64, union: i64| {
+        let store = store.clone();
+        async move {
+            let alert = new_alert(
+                parsed_alert(&title, "EDR", minute, &[(EntityKind::Host, "dc-01")]),
+                json!({"title": title}),
+                Some(union),
+            );
+            let created = store.create_investigation(alert, false).await.unwrap();
+            created.investigation_id()
+        }
+    };
+    let ours = create("Acme sign-in".into(), 0, acme).await;
+    // Far more than any window history reads per entity, all newer than ours.
+    for n in 1..=120 {
+        create(format!("Globex sign-in {n}"), 1, globex).await;
+    }
+    let new_id = create("Acme logon".into(), 2, acme).await;
+    let query = history_query(&store, new_id).await;
+    let related = store.history(&query).await.unwrap().related_alerts;
+    assert_eq!(
+        related
+            .iter()
+            .map(|alert| alert.investigation_id)
+            .collect::<Vec<_>>(),
+        [ours],
+        "only, and surely, the same union's"
+    );
+}
+
+/// What history is asked for an investigation of an EDR alert: of its own tenant union and
+/// tenant, from an hour before the test's time origin.
+pub(crate) async fn history_query(store: &Arc<dyn Store>, investigation_id: i64) -> HistoryQuery {
+    let record = store.get_investigation(investigation_id).await.unwrap();
+    HistoryQuery {
+        alert_id: record.alert.id,
+        investigation_id,
+        entities: record.alert.parsed.entities.clone(),
+        alert_type: record.alert.parsed.alert_type.clone(),
+        direct_source_label: "EDR".into(),
+        since: time(-60),
+        limit: 50,
+        tenant_union_id: record.alert.tenant_union.id,
+        tenant_id: record.alert.parsed.tenant_id.clone(),
+    }
 }
 
 pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn Store>) {

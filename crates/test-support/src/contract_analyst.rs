@@ -338,18 +338,7 @@ pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store
         ),
     )
     .await;
-    let record = store.get_investigation(second).await.unwrap();
-    let history_query = HistoryQuery {
-        alert_id: record.alert.id,
-        investigation_id: second,
-        entities: record.alert.parsed.entities.clone(),
-        alert_type: record.alert.parsed.alert_type.clone(),
-        direct_source_label: "EDR".into(),
-        since: time(-60),
-        limit: 50,
-        tenant_union_id: record.alert.tenant_union.id,
-        tenant_id: record.alert.parsed.tenant_id.clone(),
-    };
+    let history_query = crate::contract::history_query(&store, second).await;
     let prior = |history: &sleuth_domain::History| {
         history
             .prior_verdicts
