@@ -236,6 +236,21 @@ CREATE TABLE investigation_tag_counts (
   n bigint NOT NULL
 );
 
+CREATE TABLE investigation_tag_facet_counts (
+  name text NOT NULL,
+  facet text NOT NULL,
+  status text NOT NULL,
+  canceled text,
+  priority text,
+  alert_type text,
+  direct_source_label text,
+  tenant_union_id bigint,
+  tenant_id text,
+  tenant_label text,
+  tenant_integration_key text,
+  n bigint NOT NULL
+);
+
 CREATE TABLE investigation_tags (
   name text NOT NULL,
   investigation_id bigint NOT NULL,
@@ -687,6 +702,8 @@ CREATE INDEX investigation_notes_by_investigation ON public.investigation_notes 
 
 CREATE INDEX investigation_tag_counts_by_name ON public.investigation_tag_counts USING btree (name, status);
 
+CREATE INDEX investigation_tag_facet_counts_by_name ON public.investigation_tag_facet_counts USING btree (name, facet, status);
+
 CREATE INDEX investigation_tags_by_investigation ON public.investigation_tags USING btree (investigation_id);
 
 CREATE INDEX investigation_tags_by_time ON public.investigation_tags USING btree (name, status, alert_create_time, investigation_id);
@@ -979,6 +996,70 @@ BEGIN
 END $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.investigation_tag_facet_counts_on_investigation_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    INSERT INTO investigation_tag_facet_counts (name, facet, status, canceled, priority,
+        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT t.name, f.facet, f.status, f.canceled, f.priority, f.alert_type,
+           f.direct_source_label, f.tenant_union_id, f.tenant_id, f.tenant_label,
+           f.tenant_integration_key, -1
+    FROM investigation_tags t
+    CROSS JOIN LATERAL investigation_facets(OLD.status, OLD.canceled, OLD.priority,
+        OLD.alert_type, OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id,
+        OLD.tenant_label, OLD.tenant_integration_key) f
+    WHERE t.investigation_id = OLD.id
+    UNION ALL
+    SELECT t.name, f.facet, f.status, f.canceled, f.priority, f.alert_type,
+           f.direct_source_label, f.tenant_union_id, f.tenant_id, f.tenant_label,
+           f.tenant_integration_key, 1
+    FROM investigation_tags t
+    CROSS JOIN LATERAL investigation_facets(NEW.status, NEW.canceled, NEW.priority,
+        NEW.alert_type, NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id,
+        NEW.tenant_label, NEW.tenant_integration_key) f
+    WHERE t.investigation_id = NEW.id;
+    RETURN NULL;
+END $function$
+;
+
+CREATE OR REPLACE FUNCTION public.investigation_tag_facet_counts_on_tag_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        INSERT INTO investigation_tag_facet_counts (name, facet, status, canceled, priority,
+            alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+            tenant_integration_key, n)
+        SELECT t.name, f.facet, f.status, f.canceled, f.priority, f.alert_type,
+               f.direct_source_label, f.tenant_union_id, f.tenant_id, f.tenant_label,
+               f.tenant_integration_key, -COUNT(*)
+        FROM removed t JOIN investigations i ON i.id = t.investigation_id
+        CROSS JOIN LATERAL investigation_facets(i.status, i.canceled, i.priority,
+            i.alert_type, i.direct_source_label, i.tenant_union_id, i.tenant_id,
+            i.tenant_label, i.tenant_integration_key) f
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO investigation_tag_facet_counts (name, facet, status, canceled, priority,
+            alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+            tenant_integration_key, n)
+        SELECT t.name, f.facet, f.status, f.canceled, f.priority, f.alert_type,
+               f.direct_source_label, f.tenant_union_id, f.tenant_id, f.tenant_label,
+               f.tenant_integration_key, COUNT(*)
+        FROM added t JOIN investigations i ON i.id = t.investigation_id
+        CROSS JOIN LATERAL investigation_facets(i.status, i.canceled, i.priority,
+            i.alert_type, i.direct_source_label, i.tenant_union_id, i.tenant_id,
+            i.tenant_label, i.tenant_integration_key) f
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11;
+    END IF;
+    RETURN NULL;
+END $function$
+;
+
 CREATE OR REPLACE FUNCTION public.investigation_tags_copy()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1018,6 +1099,12 @@ CREATE TRIGGER investigation_tag_counts_on_insert AFTER INSERT ON public.investi
 
 CREATE TRIGGER investigation_tag_counts_on_update AFTER UPDATE ON public.investigation_tags REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION investigation_tag_counts_on_tag_change();
 
+CREATE TRIGGER investigation_tag_facet_counts_on_delete AFTER DELETE ON public.investigation_tags REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION investigation_tag_facet_counts_on_tag_change();
+
+CREATE TRIGGER investigation_tag_facet_counts_on_insert AFTER INSERT ON public.investigation_tags REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION investigation_tag_facet_counts_on_tag_change();
+
+CREATE TRIGGER investigation_tag_facet_counts_on_update AFTER UPDATE ON public.investigation_tags REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION investigation_tag_facet_counts_on_tag_change();
+
 CREATE TRIGGER investigation_tags_copy BEFORE INSERT OR UPDATE ON public.investigation_tags FOR EACH ROW EXECUTE FUNCTION investigation_tags_copy();
 
 CREATE TRIGGER investigation_counts_on_delete AFTER DELETE ON public.investigations REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_counts_on_insert_or_delete();
@@ -1039,6 +1126,8 @@ CREATE TRIGGER investigation_hour_counts_on_insert AFTER INSERT ON public.invest
 CREATE TRIGGER investigation_hour_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.alert_create_time IS DISTINCT FROM new.alert_create_time))) EXECUTE FUNCTION investigation_hour_counts_on_update();
 
 CREATE TRIGGER investigation_tag_counts_on_investigation_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_tag_counts_on_investigation_update();
+
+CREATE TRIGGER investigation_tag_facet_counts_on_investigation_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_tag_facet_counts_on_investigation_update();
 
 CREATE TRIGGER investigation_tags_follow_investigation AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.alert_create_time IS DISTINCT FROM new.alert_create_time))) EXECUTE FUNCTION investigation_tags_follow_investigation();
 

@@ -286,6 +286,23 @@ CREATE TABLE investigation_tag_counts (
     n INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+CREATE TABLE investigation_tag_facet_counts (
+    -- The tag name, the facet and its combination as a JSON array: tells NULL from text.
+    group_key TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    facet TEXT NOT NULL,
+    status TEXT NOT NULL,
+    canceled TEXT,
+    priority TEXT,
+    alert_type TEXT,
+    direct_source_label TEXT,
+    tenant_union_id INTEGER,
+    tenant_id TEXT,
+    tenant_label TEXT,
+    tenant_integration_key TEXT,
+    n INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE investigation_tags (
     name TEXT NOT NULL,
     investigation_id INTEGER NOT NULL REFERENCES investigations(id), status TEXT, alert_create_time INTEGER,
@@ -560,6 +577,9 @@ CREATE INDEX investigation_facet_counts_by_value
 CREATE INDEX investigation_notes_by_investigation ON investigation_notes (investigation_id, id);
 
 CREATE INDEX investigation_tag_counts_by_name ON investigation_tag_counts (name, status);
+
+CREATE INDEX investigation_tag_facet_counts_by_name
+    ON investigation_tag_facet_counts (name, facet, status);
 
 CREATE INDEX investigation_tags_by_investigation ON investigation_tags (investigation_id);
 
@@ -903,6 +923,136 @@ BEGIN
            NEW.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
            i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, 1
     FROM investigations i WHERE i.id = NEW.investigation_id
+    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_tag_facet_counts_drop_zero AFTER UPDATE OF n
+ON investigation_tag_facet_counts WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_tag_facet_counts WHERE group_key = NEW.group_key;
+END;
+
+CREATE TRIGGER investigation_tag_facet_counts_on_delete AFTER DELETE ON investigation_tags
+BEGIN
+    UPDATE investigation_tag_facet_counts SET n = n - 1
+    WHERE group_key IN (
+        SELECT json_array(OLD.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END)
+        FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+        WHERE i.id = OLD.investigation_id);
+END;
+
+CREATE TRIGGER investigation_tag_facet_counts_on_insert AFTER INSERT ON investigation_tags
+BEGIN
+    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
+        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT json_array(NEW.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END),
+           NEW.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END, 1
+    FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+    WHERE i.id = NEW.investigation_id
+    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_tag_facet_counts_on_investigation_update
+AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
+    tenant_id, tenant_label, tenant_integration_key ON investigations
+WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
+    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
+    OR OLD.direct_source_label IS NOT NEW.direct_source_label
+    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
+    OR OLD.tenant_label IS NOT NEW.tenant_label
+    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
+BEGIN
+    UPDATE investigation_tag_facet_counts SET n = n - 1
+    WHERE group_key IN (
+        SELECT json_array(t.name, f.facet, OLD.status, OLD.canceled, OLD.priority,
+           CASE f.facet WHEN 'type' THEN OLD.alert_type END,
+           CASE f.facet WHEN 'source' THEN OLD.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN OLD.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN OLD.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN OLD.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN OLD.tenant_integration_key END)
+        FROM investigation_tags t, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+        WHERE t.investigation_id = OLD.id);
+    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
+        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT json_array(t.name, f.facet, NEW.status, NEW.canceled, NEW.priority,
+           CASE f.facet WHEN 'type' THEN NEW.alert_type END,
+           CASE f.facet WHEN 'source' THEN NEW.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_integration_key END),
+           t.name, f.facet, NEW.status, NEW.canceled, NEW.priority,
+           CASE f.facet WHEN 'type' THEN NEW.alert_type END,
+           CASE f.facet WHEN 'source' THEN NEW.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN NEW.tenant_integration_key END, 1
+    FROM investigation_tags t, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+    WHERE t.investigation_id = NEW.id
+    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER investigation_tag_facet_counts_on_update
+AFTER UPDATE OF name, investigation_id ON investigation_tags
+BEGIN
+    UPDATE investigation_tag_facet_counts SET n = n - 1
+    WHERE group_key IN (
+        SELECT json_array(OLD.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END)
+        FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+        WHERE i.id = OLD.investigation_id);
+    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
+        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
+        tenant_integration_key, n)
+    SELECT json_array(NEW.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END),
+           NEW.name, f.facet, i.status, i.canceled, i.priority,
+           CASE f.facet WHEN 'type' THEN i.alert_type END,
+           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
+           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END, 1
+    FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
+        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
+    WHERE i.id = NEW.investigation_id
     ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
 END;
 

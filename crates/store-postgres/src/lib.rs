@@ -140,6 +140,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "source_positions",
         sql: include_str!("../migrations/0025_source_positions.sql"),
     },
+    Migration {
+        version: 26,
+        name: "tag_facet_counts",
+        sql: include_str!("../migrations/0026_tag_facet_counts.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -372,16 +372,25 @@ async fn count_tag_union(
     Ok(counts)
 }
 
-/// `FROM ... WHERE ...` over the kept counts of the tag `names` (`investigation_tag_counts`,
-/// alias `i` like the investigations it counts) under the query's states and equality
-/// filters; they hold no time.
+/// `FROM ... WHERE ...` over the kept counts of the tag `names` (alias `i` like the
+/// investigations it counts) under the query's states and equality filters; they hold no
+/// time. The facet of the filters in `investigation_tag_facet_counts` (migration
+/// tag_facet_counts), so that only the filtered values' rows are summed; the combinations
+/// of `investigation_tag_counts` (migration 0008) when the filters name more than one of
+/// type, source and tenant.
 fn push_kept_tag_counts(
     builder: &mut SqlBuilder,
     dialect: Dialect,
     query: &InvestigationQuery,
     names: &[&str],
 ) -> StoreResult<()> {
-    builder.push("FROM investigation_tag_counts i WHERE i.name IN ");
+    match Facet::of_query(query) {
+        Some(facet) => builder.push(&format!(
+            "FROM investigation_tag_facet_counts i WHERE i.facet = '{}' AND i.name IN ",
+            facet.name()
+        )),
+        None => builder.push("FROM investigation_tag_counts i WHERE i.name IN "),
+    };
     builder.bind_list(names.iter().map(|name| name.to_string()))?;
     builder.push(" AND ");
     push_states(builder, "i.status", query)?;
@@ -458,6 +467,41 @@ enum Facet {
 }
 
 impl Facet {
+    /// The facet that holds a list's equality filters, from which of type, source and
+    /// tenant they name; `None` when they name more than one (then only the combinations
+    /// hold them).
+    fn of_filters(types: bool, sources: bool, tenant: bool) -> Option<Facet> {
+        match (types, sources, tenant) {
+            (false, false, false) => Some(Facet::All),
+            (true, false, false) => Some(Facet::Type),
+            (false, true, false) => Some(Facet::Source),
+            (false, false, true) => Some(Facet::Tenant),
+            _ => None,
+        }
+    }
+
+    /// The facet of `query`'s equality filters (`of_filters`).
+    fn of_query(query: &InvestigationQuery) -> Option<Facet> {
+        Facet::of_filters(
+            !query.alert_types.is_empty(),
+            !query.direct_source_labels.is_empty(),
+            !query.alert_tenants.is_empty()
+                || query.tenant_id.is_some()
+                || query.tenant_integration_key.is_some()
+                || !query.scope.is_all(),
+        )
+    }
+
+    /// The facet's name in the counts tables.
+    fn name(self) -> &'static str {
+        match self {
+            Facet::All => "all",
+            Facet::Type => "type",
+            Facet::Source => "source",
+            Facet::Tenant => "tenant",
+        }
+    }
+
     /// Sums the facet's rows (alias `i`, like the investigations they count) per state;
     /// the filters follow.
     fn sum_by_state(self) -> &'static str {
@@ -523,16 +567,13 @@ fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         || tenant_id.is_some()
         || tenant_integration_key.is_some()
         || !scope.is_all();
-    match (
+    match Facet::of_filters(
         !alert_types.is_empty(),
         !direct_source_labels.is_empty(),
         tenant,
     ) {
-        (false, false, false) => CountFrom::Facet(Facet::All),
-        (true, false, false) => CountFrom::Facet(Facet::Type),
-        (false, true, false) => CountFrom::Facet(Facet::Source),
-        (false, false, true) => CountFrom::Facet(Facet::Tenant),
-        _ => CountFrom::Combinations,
+        Some(facet) => CountFrom::Facet(facet),
+        None => CountFrom::Combinations,
     }
 }
 
@@ -1258,8 +1299,9 @@ pub fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
 }
 
 /// On PostgreSQL the triggers only ever insert deltas into `investigation_counts`,
-/// `investigation_tag_counts` and `investigation_hour_counts` (one per changed combination
-/// and statement, see migrations 0007, 0008 and 0016), so that concurrent writers never
+/// `investigation_facet_counts`, `investigation_tag_counts`, `investigation_tag_facet_counts`
+/// and `investigation_hour_counts` (one per changed combination and statement, see
+/// migrations 0007, facet_counts, 0008, tag_facet_counts and 0016), so that concurrent writers never
 /// wait on a shared counter. This replaces the deltas of each combination by their sum,
 /// which keeps the sums a list reads short.
 pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
@@ -1274,6 +1316,12 @@ pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
         pool,
         "investigation_tag_counts",
         concat!("name, ", count_columns!()),
+    )
+    .await?;
+    fold_deltas(
+        pool,
+        "investigation_tag_facet_counts",
+        concat!("name, facet, ", count_columns!()),
     )
     .await?;
     fold_deltas(pool, "investigation_hour_counts", "status, hour").await

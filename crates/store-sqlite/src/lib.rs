@@ -144,6 +144,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "retention",
         sql: include_str!("../migrations/0026_retention.sql"),
     },
+    Migration {
+        version: 27,
+        name: "tag_facet_counts",
+        sql: include_str!("../migrations/0027_tag_facet_counts.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

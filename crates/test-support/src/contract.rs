@@ -1976,6 +1976,33 @@ pub async fn insight_tag_counts_stay_exact(store: Arc<dyn Store>) {
             },
             2,
         ),
+        (
+            &["credential_theft"],
+            InvestigationQuery {
+                alert_types: vec!["EDR:alert 2".into()],
+                ..query()
+            },
+            1,
+        ),
+        // Two of type, source and tenant: the kept combinations (migration 0008).
+        (
+            &["lateral_movement"],
+            InvestigationQuery {
+                alert_types: vec!["IdP:alert 3".into()],
+                direct_source_labels: vec!["IdP".into()],
+                ..query()
+            },
+            1,
+        ),
+        (
+            &["credential_theft"],
+            InvestigationQuery {
+                direct_source_labels: vec!["EDR".into()],
+                alert_tenants: vec!["Default".into()],
+                ..query()
+            },
+            2,
+        ),
         // Inside an alert-creation range, counted from the tag rows (migration 0011).
         (&["credential_theft"], created_in(2, 8, query()), 1),
         (&["lateral_movement"], created_in(2, 8, query()), 1),
@@ -2274,7 +2301,12 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
         tenant_id: Some("moved".into()),
         ..query()
     };
-    check(&["lateral_movement"], moved, 1).await;
+    check(&["lateral_movement"], moved.clone(), 1).await;
+    let moved_from_edr = InvestigationQuery {
+        direct_source_labels: vec!["EDR".into()],
+        ..moved
+    };
+    check(&["lateral_movement"], moved_from_edr, 1).await;
     let urgent = InvestigationQuery {
         priorities: vec![Some(Priority::Urgent)],
         ..query()
@@ -2298,6 +2330,11 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
         ..query()
     };
     check(&["credential_theft"], manual, 1).await;
+    let from_edr = InvestigationQuery {
+        direct_source_labels: vec!["EDR".into()],
+        ..query()
+    };
+    check(&["credential_theft"], from_edr, 1).await;
 
     run(format!(
         "UPDATE investigation_tags SET name = 'renamed' WHERE investigation_id = {lateral}"
@@ -2305,6 +2342,11 @@ pub async fn tag_counts_follow_every_change_made_by_sql(
     .await;
     check(&["lateral_movement"], query(), 1).await;
     check(&["renamed"], query(), 1).await;
+    let of_type = InvestigationQuery {
+        alert_types: vec!["IdP:alert 3".into()],
+        ..query()
+    };
+    check(&["renamed"], of_type, 1).await;
     run(format!(
         "DELETE FROM investigation_tags WHERE investigation_id = {both} \
          AND name = 'lateral_movement'"
