@@ -13,6 +13,10 @@ pub const CATEGORIES: &[&str] = &[
     "scanner",
     "exploit",
     "spam",
+    "brute_force",
+    "password_spray",
+    "cryptomining",
+    "malware_delivery",
     "other",
 ];
 
@@ -56,6 +60,60 @@ const RULES: &[(&str, &[Pattern])] = &[
         "phishing",
         &[Stem(" phish"), Words(" credential harvesting ")],
     ),
+    // Before brute force: a spray is guessing spread over many accounts (ATT&CK T1110.003,
+    // "Password Spraying"), and it reads differently in a sign-in alert.
+    (
+        "password_spray",
+        &[
+            Words(" password spray "),
+            Words(" password spraying "),
+            Stem(" passwordspray"),
+            Words(" t1110 003 "),
+        ],
+    ),
+    (
+        "brute_force",
+        &[
+            Stem(" brute"),
+            Words(" password guessing "),
+            Words(" password cracking "),
+            Words(" credential stuffing "),
+            Words(" t1110 "),
+            Words(" ssh attack "),
+        ],
+    ),
+    // Before malware: a miner is malware whose harm is the stolen computing (ATT&CK T1496,
+    // "Resource Hijacking"; STIX's malware type `resource-exploitation`).
+    (
+        "cryptomining",
+        &[
+            Stem(" coinmin"),
+            Stem(" cryptomin"),
+            Stem(" cryptojack"),
+            Words(" crypto mining "),
+            Words(" mining pool "),
+            Words(" xmrig "),
+            Words(" resource hijacking "),
+            Words(" resource exploitation "),
+            Words(" t1496 "),
+        ],
+    ),
+    // Before malware: where payloads are fetched from (URLhaus `malware_download`, ThreatFox
+    // `payload_delivery`, RSIT `malware-distribution`, STIX's infrastructure type
+    // `hosting-malware`), not the payload itself.
+    (
+        "malware_delivery",
+        &[
+            Words(" malware download "),
+            Words(" malware distribution "),
+            Words(" malware delivery "),
+            Words(" payload delivery "),
+            Words(" payload hosting "),
+            Words(" hosting malware "),
+            Words(" drive by download "),
+            Words(" drive by compromise "),
+        ],
+    ),
     ("exploit", &[Stem(" exploit"), Words(" cve ")]),
     (
         "botnet",
@@ -88,8 +146,6 @@ const RULES: &[(&str, &[Pattern])] = &[
             Stem(" virus"),
             Stem(" banker"),
             Stem(" keylogger"),
-            Stem(" coinminer"),
-            Stem(" cryptominer"),
             Words(" miner "),
             Stem(" spyware"),
             Stem(" rootkit"),
@@ -170,8 +226,34 @@ mod tests {
             ("botnet_cc", Some("c2")),
             ("Emotet botnet C&C server", Some("c2")),
             ("command-and-control", Some("c2")),
-            ("malware_download", Some("malware")),
-            ("payload_delivery", Some("malware")),
+            ("malware_download", Some("malware_delivery")),
+            ("payload_delivery", Some("malware_delivery")),
+            (
+                "rsit:malicious-code=\"malware-distribution\"",
+                Some("malware_delivery"),
+            ),
+            ("hosting-malware", Some("malware_delivery")),
+            ("Emotet loader", Some("malware")),
+            ("SSH brute force", Some("brute_force")),
+            ("bruteforcelogin", Some("brute_force")),
+            (
+                "ecsirt:intrusion-attempts=\"brute-force\"",
+                Some("brute_force"),
+            ),
+            (
+                "misp-galaxy:mitre-attack-pattern=\"Brute Force - T1110\"",
+                Some("brute_force"),
+            ),
+            ("Password Spraying", Some("password_spray")),
+            (
+                "misp-galaxy:mitre-attack-pattern=\"Password Spraying - T1110.003\"",
+                Some("password_spray"),
+            ),
+            ("XMRig miner", Some("cryptomining")),
+            ("cryptojacking", Some("cryptomining")),
+            ("Monero mining pool", Some("cryptomining")),
+            ("resource-exploitation", Some("cryptomining")),
+            ("Resource Hijacking", Some("cryptomining")),
             ("win.agent_tesla stealer", Some("malware")),
             ("RAT", Some("malware")),
             ("phishing", Some("phishing")),

@@ -313,13 +313,13 @@ mod tests {
                 (
                     IndicatorKind::Url,
                     "http://203.0.113.61:40123/Mozi.m",
-                    Some("malware"),
+                    Some("malware_delivery"),
                     80
                 ),
                 (
                     IndicatorKind::Url,
                     "https://files.example.net/invoice_0231.js",
-                    Some("malware"),
+                    Some("malware_delivery"),
                     80
                 ),
                 (
@@ -385,7 +385,7 @@ mod tests {
                 (
                     IndicatorKind::Domain,
                     "update-check.example.org",
-                    Some("malware"),
+                    Some("malware_delivery"),
                     75
                 ),
                 (
@@ -499,7 +499,7 @@ billing@invoices.example.com,email-src,spam,,
                 (
                     IndicatorKind::Domain,
                     "files.example.org",
-                    Some("malware"),
+                    Some("malware_delivery"),
                     80
                 ),
                 (IndicatorKind::Url, "http://203.0.113.9/x.sh", None, 80),

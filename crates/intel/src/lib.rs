@@ -160,6 +160,24 @@ impl Collector {
         }
     }
 
+    /// How many indicators are kept so far.
+    pub(crate) fn kept(&self) -> usize {
+        self.report.indicators.len()
+    }
+
+    /// Gives the indicators kept at `positions` a category learnt after they were read.
+    pub(crate) fn recategorize(&mut self, positions: std::ops::Range<usize>, category: &str) {
+        for indicator in self
+            .report
+            .indicators
+            .get_mut(positions)
+            .into_iter()
+            .flatten()
+        {
+            indicator.category = Some(category.to_string());
+        }
+    }
+
     pub(crate) fn keep(&mut self, kind: IndicatorKind, value: String, details: &Details<'_>) {
         if self.report.indicators.len() >= MAX_INDICATORS {
             self.skip(|| format!("more than {MAX_INDICATORS} indicators; the rest are skipped"));

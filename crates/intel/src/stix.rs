@@ -3,6 +3,7 @@
 //! indicator. Revoked, benign and (given `now`) expired indicators are skipped. Objects
 //! are read one at a time as the bundle is parsed, and only the fields used.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -21,10 +22,16 @@ pub(crate) fn read(
 ) -> Result<(), FeedError> {
     let invalid = |error: serde_json::Error| FeedError::InvalidJson(error.to_string());
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let shape = BundleReader { collector, now }
-        .deserialize(&mut deserializer)
-        .map_err(invalid)?;
+    let mut links = Links::default();
+    let shape = BundleReader {
+        collector: &mut *collector,
+        links: &mut links,
+        now,
+    }
+    .deserialize(&mut deserializer)
+    .map_err(invalid)?;
     deserializer.end().map_err(invalid)?;
+    links.categorize(collector);
     match shape {
         Some(Shape {
             is_bundle: true,
@@ -52,7 +59,82 @@ struct Shape {
 /// was collected from a document that turns out not to be a bundle.
 struct BundleReader<'c> {
     collector: &'c mut Collector,
+    links: &'c mut Links,
     now: Option<Timestamp>,
+}
+
+/// What an indicator's own words do not say may be said by what it `indicates`: a malware
+/// (`malware_types`, its name), an attack pattern ("Password Spraying"), an infrastructure
+/// (`hosting-malware`). Objects come in any order, so the links are kept as the bundle is
+/// read and resolved at its end, for the indicators whose own words named no specific
+/// category. Bounded like the indicators themselves.
+#[derive(Default)]
+struct Links {
+    /// The category each described object's words name, by its id.
+    described: HashMap<String, &'static str>,
+    /// `indicates` relationships: (indicator id, target id).
+    indicates: Vec<(String, String)>,
+    /// Indicators still without a specific category: their id and where their values
+    /// sit among the collected indicators.
+    pending: Vec<(String, std::ops::Range<usize>)>,
+}
+
+/// The most links kept of each sort.
+const MAX_LINKS: usize = 100_000;
+
+impl Links {
+    fn describe(&mut self, object: &StixObject<'_>) {
+        let Some(id) = object.id.text() else {
+            return;
+        };
+        if self.described.len() >= MAX_LINKS {
+            return;
+        }
+        // The vocabulary first (a malware's name is a family, "Kinsing"), then the words.
+        let words = object
+            .malware_types
+            .items
+            .iter()
+            .chain(&object.infrastructure_types.items)
+            .chain(&object.labels.items)
+            .filter_map(Scalar::text)
+            .chain(object.name.text())
+            .chain(object.description.text());
+        if let Some(category) = categorize_first(words).filter(|category| *category != "other") {
+            self.described.insert(id.to_string(), category);
+        }
+    }
+
+    fn relate(&mut self, object: &StixObject<'_>) {
+        if object.relationship_type.text() != Some("indicates") || self.indicates.len() >= MAX_LINKS
+        {
+            return;
+        }
+        if let (Some(source), Some(target)) = (object.source_ref.text(), object.target_ref.text()) {
+            self.indicates
+                .push((source.to_string(), target.to_string()));
+        }
+    }
+
+    /// Gives each pending indicator the category of the first object it indicates that
+    /// names one.
+    fn categorize(self, collector: &mut Collector) {
+        if self.pending.is_empty() || self.described.is_empty() {
+            return;
+        }
+        let mut named: HashMap<&str, &'static str> = HashMap::new();
+        for (source, target) in &self.indicates {
+            if let Some(category) = self.described.get(target) {
+                named.entry(source.as_str()).or_insert(category);
+            }
+        }
+        for (id, values) in self.pending {
+            let found = named.get(id.as_str()).copied();
+            if let Some(category) = found {
+                collector.recategorize(values, category);
+            }
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for BundleReader<'_> {
@@ -77,15 +159,16 @@ impl<'de> Visitor<'de> for BundleReader<'_> {
         let mut kind = Scalar::Other;
         let mut objects_is_list = None;
         let now = self.now;
+        let links = self.links;
         while let Some(key) = map.next_key::<Scalar<'de>>()? {
             match key.text() {
                 Some("type") => kind = map.next_value()?,
                 Some("objects") => {
                     let each_object = ForEach::new(
-                        (&mut *self.collector, 0_usize),
-                        |(collector, index): &mut (&mut Collector, usize),
+                        (&mut *self.collector, &mut *links, 0_usize),
+                        |(collector, links, index): &mut (&mut Collector, &mut Links, usize),
                          object: Object<StixObject<'de>>| {
-                            read_object(object, *index, now, collector);
+                            read_object(object, *index, now, collector, links);
                             *index += 1;
                         },
                     );
@@ -121,6 +204,11 @@ struct StixObject<'a> {
     indicator_types: List<Scalar<'a>>,
     /// STIX 2.0's name for `indicator_types`, still written by some producers.
     labels: List<Scalar<'a>>,
+    malware_types: List<Scalar<'a>>,
+    infrastructure_types: List<Scalar<'a>>,
+    relationship_type: Scalar<'a>,
+    source_ref: Scalar<'a>,
+    target_ref: Scalar<'a>,
 }
 
 json_fields!(StixObject {
@@ -135,6 +223,11 @@ json_fields!(StixObject {
     "confidence" => confidence,
     "indicator_types" => indicator_types,
     "labels" => labels,
+    "malware_types" => malware_types,
+    "infrastructure_types" => infrastructure_types,
+    "relationship_type" => relationship_type,
+    "source_ref" => source_ref,
+    "target_ref" => target_ref,
 });
 
 fn read_object(
@@ -142,13 +235,17 @@ fn read_object(
     index: usize,
     now: Option<Timestamp>,
     collector: &mut Collector,
+    links: &mut Links,
 ) {
     let Object(Some(object)) = object else {
         collector.skip(|| format!("objects[{index}]: not a JSON object"));
         return;
     };
-    if object.kind.text() == Some("indicator") {
-        read_indicator(&object, index, now, collector);
+    match object.kind.text() {
+        Some("indicator") => read_indicator(&object, index, now, collector, links),
+        Some("malware" | "attack-pattern" | "infrastructure" | "tool") => links.describe(&object),
+        Some("relationship") => links.relate(&object),
+        _ => {}
     }
 }
 
@@ -157,6 +254,7 @@ fn read_indicator(
     index: usize,
     now: Option<Timestamp>,
     collector: &mut Collector,
+    links: &mut Links,
 ) {
     let id = indicator
         .id
@@ -252,11 +350,20 @@ fn read_indicator(
         confidence,
         valid_until,
     };
+    let first = collector.kept();
     for comparison in found.comparisons {
         match comparison_value(&comparison) {
             Ok((kind, value)) => collector.keep(kind, value, &details),
             Err(reason) => collector.skip(|| format!("{id}: {reason}")),
         }
+    }
+    if category.is_none_or(|category| category == "other")
+        && links.pending.len() < MAX_LINKS
+        && let Some(stix_id) = indicator.id.text()
+    {
+        links
+            .pending
+            .push((stix_id.to_string(), first..collector.kept()));
     }
 }
 
@@ -350,6 +457,72 @@ mod tests {
             r#"{{"type": "bundle", "id": "bundle--0f3c1b2a-0000-4000-8000-00000000ffff", "objects": [{}]}}"#,
             objects.join(",\n")
         )
+    }
+
+    #[test]
+    fn what_an_indicator_indicates_names_its_category_when_its_own_words_do_not() {
+        let object = |fields: &str| {
+            format!(
+                r#"{{"spec_version": "2.1", "created": "2026-01-10T09:00:00.000Z", "modified": "2026-01-10T09:00:00.000Z", {fields}}}"#
+            )
+        };
+        let indicator = |id: &str, name: &str, value: &str| {
+            object(&format!(
+                r#""type": "indicator", "id": "indicator--{id}", "name": "{name}", "indicator_types": ["malicious-activity"], "pattern": "[ipv4-addr:value = '{value}']", "pattern_type": "stix", "valid_from": "2026-01-10T09:00:00Z""#
+            ))
+        };
+        let indicates = |id: &str, from: &str, to: &str| {
+            object(&format!(
+                r#""type": "relationship", "id": "relationship--{id}", "relationship_type": "indicates", "source_ref": "indicator--{from}", "target_ref": "{to}""#
+            ))
+        };
+        let objects = [
+            // The relationship and the attack pattern come after the indicator...
+            indicator("a1", "Sign-in source", "203.0.113.81"),
+            indicates("r1", "a1", "attack-pattern--p1"),
+            object(
+                r#""type": "attack-pattern", "id": "attack-pattern--p1", "name": "Password Spraying", "external_references": [{"source_name": "mitre-attack", "external_id": "T1110.003"}]"#,
+            ),
+            // ...or before it.
+            object(
+                r#""type": "malware", "id": "malware--m1", "name": "Kinsing", "malware_types": ["resource-exploitation"], "is_family": true"#,
+            ),
+            indicates("r2", "a2", "malware--m1"),
+            indicator("a2", "Pool endpoint", "203.0.113.82"),
+            object(
+                r#""type": "infrastructure", "id": "infrastructure--i1", "name": "Payload server", "infrastructure_types": ["hosting-malware"]"#,
+            ),
+            indicates("r3", "a3", "infrastructure--i1"),
+            indicator("a3", "Stage two", "203.0.113.83"),
+            // An indicator's own specific words win over what it indicates.
+            indicates("r4", "a4", "malware--m1"),
+            indicator("a4", "Cobalt Strike team server", "203.0.113.84"),
+            // A relationship other than `indicates` says nothing of the kind.
+            object(
+                r#""type": "relationship", "id": "relationship--r5", "relationship_type": "related-to", "source_ref": "indicator--a5", "target_ref": "malware--m1""#,
+            ),
+            indicator("a5", "Seen in the campaign", "203.0.113.85"),
+        ];
+        let text = format!(
+            r#"{{"type": "bundle", "id": "bundle--b1", "objects": [{}]}}"#,
+            objects.join(",")
+        );
+        let report = read(&text);
+        let categories: Vec<(&str, Option<&str>)> = report
+            .indicators
+            .iter()
+            .map(|indicator| (indicator.value.as_str(), indicator.category.as_deref()))
+            .collect();
+        assert_eq!(
+            categories,
+            vec![
+                ("203.0.113.81", Some("password_spray")),
+                ("203.0.113.82", Some("cryptomining")),
+                ("203.0.113.83", Some("malware_delivery")),
+                ("203.0.113.84", Some("c2")),
+                ("203.0.113.85", Some("other")),
+            ]
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct Intel {
     pub kind: IntelKind,
     /// Normalised like the alert entity of the same thing.
     pub value: String,
-    /// c2 | malware | phishing | ransomware | botnet | tor_exit | proxy | scanner | exploit | spam | other
+    /// One of `sleuth_intel::CATEGORIES` (docs/context.md lists them).
     pub category: String,
     pub description: Option<String>,
     pub source: Option<String>,

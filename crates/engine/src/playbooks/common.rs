@@ -86,6 +86,25 @@ fn intel_judgement(value: &str, kind: EntityKind, intel: &Intel) -> Judgement {
             format!("{value} is known phishing infrastructure"),
             "threat_intel_match",
         ),
+        "brute_force" | "password_spray" => (
+            format!(
+                "{value} is a known source of {}",
+                if intel.category == "password_spray" {
+                    "password spraying"
+                } else {
+                    "password guessing"
+                }
+            ),
+            "threat_intel_match",
+        ),
+        "cryptomining" => (
+            format!("{value} is known cryptomining infrastructure"),
+            "threat_intel_match",
+        ),
+        "malware_delivery" => (
+            format!("{value} is known to deliver malware"),
+            "threat_intel_match",
+        ),
         category => (
             format!(
                 "{value} is a known {} indicator",
@@ -120,6 +139,11 @@ fn intel_judgement(value: &str, kind: EntityKind, intel: &Intel) -> Judgement {
         "phishing" => Some("Initial Access"),
         "ransomware" => Some("Impact"),
         "malware" => Some("Execution"),
+        "brute_force" | "password_spray" => Some("Credential Access"),
+        // ATT&CK's Resource Hijacking (T1496).
+        "cryptomining" => Some("Impact"),
+        // ATT&CK's Ingress Tool Transfer (T1105): a payload fetched from outside.
+        "malware_delivery" => Some("Command and Control"),
         _ => None,
     } {
         judgement = judgement.tactic(tactic);
