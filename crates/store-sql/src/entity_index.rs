@@ -162,11 +162,26 @@ pub(crate) async fn remove(
     Ok(())
 }
 
-/// Appends a subquery of the ids (column `alert_id`) of the latest `limit` alerts of tenant
-/// union `tenant_union_id`, other than `alert_id`, that name `entity`, newest first, each
-/// row also carrying `index` (column `entity`). The union is filtered before the limit:
-/// filtered after it, a busy other union's alerts naming the same entity would fill the
-/// window and hide this union's own.
+/// How many alerts naming an entity history reads, and keeps of the alert's union.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntityWindow {
+    /// The newest alerts naming the entity that are read, of every tenant union: what one
+    /// entity costs, however many alerts name it. An entity named by more alerts than
+    /// this is everywhere (a proxy, a resolver, a scanner, a jump host): its older alerts
+    /// are never looked at.
+    pub(crate) read: i64,
+    /// Of those, the newest of the alert's own tenant union that are kept.
+    pub(crate) kept: i64,
+}
+
+/// Appends a subquery of the ids (column `alert_id`) of the newest `window.kept` alerts of
+/// tenant union `tenant_union_id`, other than `alert_id`, among the newest `window.read`
+/// alerts of any union that name `entity`, newest first, each row also carrying `index`
+/// (column `entity`). The union is filtered before the kept limit: filtered after it, a
+/// busy other union's alerts naming the same entity would fill the window and hide this
+/// union's own. The read limit comes first, so that an entity everywhere in other unions
+/// but rare in this one does not read its whole index entry (every alert naming it) in
+/// search of this union's.
 pub(crate) fn push_alerts_naming(
     sql: &mut SqlBuilder,
     dialect: Dialect,
@@ -174,38 +189,37 @@ pub(crate) fn push_alerts_naming(
     entity: &Entity,
     alert_id: i64,
     tenant_union_id: i64,
-    limit: i64,
+    window: EntityWindow,
 ) -> StoreResult<()> {
+    let EntityWindow { read, kept } = window;
     match dialect {
         Dialect::Sqlite => {
             sql.push(&format!(
-                "SELECT * FROM (SELECT {index} AS entity, alert_entity_index.rowid AS alert_id \
-                 FROM alert_entity_index JOIN alerts a ON a.id = alert_entity_index.rowid \
-                 WHERE alert_entity_index MATCH "
+                "SELECT * FROM (SELECT {index} AS entity, named.alert_id FROM \
+                 (SELECT rowid AS alert_id FROM alert_entity_index WHERE alert_entity_index MATCH "
             ));
             sql.bind(token(entity.kind, &entity.value))?
-                .push(" AND alert_entity_index.rowid <> ");
-            sql.bind(alert_id)?.push(" AND a.tenant_union_id = ");
-            sql.bind(tenant_union_id)?;
-            sql.push(&format!(
-                " ORDER BY alert_entity_index.rowid DESC LIMIT {limit}) AS entity_{index}"
-            ));
+                .push(" AND rowid <> ");
+            sql.bind(alert_id)?;
+            sql.push(&format!(" ORDER BY rowid DESC LIMIT {read}) AS named"));
         }
         Dialect::Postgres => {
             sql.push(&format!(
-                "SELECT * FROM (SELECT {index} AS entity, e.alert_id FROM alert_entities e \
-                 JOIN alerts a ON a.id = e.alert_id WHERE e.kind = "
+                "SELECT * FROM (SELECT {index} AS entity, named.alert_id FROM \
+                 (SELECT alert_id FROM alert_entities WHERE kind = "
             ));
             sql.bind(entity.kind.as_str().to_string())?
-                .push(" AND e.value = ");
-            sql.bind(entity.value.clone())?.push(" AND e.alert_id <> ");
-            sql.bind(alert_id)?.push(" AND a.tenant_union_id = ");
-            sql.bind(tenant_union_id)?;
-            sql.push(&format!(
-                " ORDER BY e.alert_id DESC LIMIT {limit}) AS entity_{index}"
-            ));
+                .push(" AND value = ");
+            sql.bind(entity.value.clone())?.push(" AND alert_id <> ");
+            sql.bind(alert_id)?;
+            sql.push(&format!(" ORDER BY alert_id DESC LIMIT {read}) AS named"));
         }
     }
+    sql.push(" JOIN alerts a ON a.id = named.alert_id WHERE a.tenant_union_id = ");
+    sql.bind(tenant_union_id)?;
+    sql.push(&format!(
+        " ORDER BY named.alert_id DESC LIMIT {kept}) AS entity_{index}"
+    ));
     Ok(())
 }
 

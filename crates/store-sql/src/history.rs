@@ -13,16 +13,24 @@ use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
 use crate::builder::SqlBuilder;
+use crate::entity_index::EntityWindow;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
-/// At most this many entities of the new alert are looked up, and this many earlier alerts
-/// of its tenant union per entity: a domain controller named in every alert must not make
-/// history unbounded.
+/// At most this many entities of the new alert are looked up; of each, the newest 200
+/// alerts naming it (of any tenant union) are read and the newest 50 of the alert's own
+/// union among them kept (`EntityWindow`): a domain controller named in every alert must
+/// not make history unbounded, nor a resolver that every other union names make this
+/// union's lookup read them all. An entity named by more than 200 newer alerts is
+/// everywhere, and says little about a common story (the engine weighs the ones the
+/// operator's context names as such at nothing); its older alerts are not related.
 /// The limits are written into the SQL, not bound: SQLite plans a LIMIT as a constant and
 /// prepares a statement again each time a bound LIMIT is bound.
 const ENTITIES_LOOKED_UP: usize = 24;
-const ALERTS_PER_ENTITY: i64 = 50;
+const ALERTS_PER_ENTITY: EntityWindow = EntityWindow {
+    read: 200,
+    kept: 50,
+};
 const SAME_DETECTION_VERDICTS: i64 = 20;
 
 pub async fn history(
@@ -128,8 +136,8 @@ pub async fn history(
 }
 
 /// One statement (one round trip, not one per entity) for the latest investigation of
-/// each of the latest `ALERTS_PER_ENTITY` other alerts of the tenant union naming each
-/// entity, newest first.
+/// each of the latest other alerts of the tenant union naming each entity
+/// (`ALERTS_PER_ENTITY`), newest first.
 /// Each row also says which entities its alert shares, as a bitmask of their indexes
 /// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
 /// per alert and entity, since every row is a hand-over between threads and allocations.

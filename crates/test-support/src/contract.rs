@@ -48,6 +48,7 @@ macro_rules! store_contract_tests {
             search_finds_words_and_treats_operators_as_data,
             history_finds_shared_entities_and_prior_verdicts,
             history_of_a_union_is_not_crowded_out_by_another,
+            history_reads_a_bounded_window_of_an_entity_everywhere,
             guards_count_bursts_and_find_the_first_of_a_story,
             the_burst_count_is_exact_at_the_window_edges,
             the_context_document_is_replaced_whole,
@@ -2802,6 +2803,62 @@ pub async fn history_of_a_union_is_not_crowded_out_by_another(store: Arc<dyn Sto
         [ours],
         "only, and surely, the same union's"
     );
+}
+
+/// An entity named by more alerts than history reads per entity (200, of every union) is
+/// everywhere: history reads only its newest alerts, so an older alert of the same union
+/// that shares nothing else is not related, while one that also shares a telling entity
+/// still is, through that entity alone.
+pub async fn history_reads_a_bounded_window_of_an_entity_everywhere(store: Arc<dyn Store>) {
+    let (acme, globex) = acme_and_globex(&store).await;
+    let alert = |title: &str, minute: i64, union: i64, entities: &[(EntityKind, &str)]| {
+        new_alert(
+            parsed_alert(title, "EDR", minute, entities),
+            json!({"title": title}),
+            Some(union),
+        )
+    };
+    let resolver = (EntityKind::Host, "resolver-1");
+    let alice = (EntityKind::User, "alice");
+    let ours = store
+        .create_investigation(alert("Acme alice", 0, acme, &[resolver, alice]), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    store
+        .create_investigation(alert("Acme resolver", 0, acme, &[resolver]), false)
+        .await
+        .unwrap();
+    let creates = (0..200).map(|n| {
+        let store = store.clone();
+        let alert = alert(&format!("Globex lookup {n}"), 1, globex, &[resolver]);
+        tokio::spawn(async move { store.create_investigation(alert, false).await })
+    });
+    for created in futures_util::future::join_all(creates).await {
+        created.unwrap().unwrap();
+    }
+    let new_id = store
+        .create_investigation(
+            alert("Acme alice again", 2, acme, &[resolver, alice]),
+            false,
+        )
+        .await
+        .unwrap()
+        .investigation_id();
+    let query = history_query(&store, new_id).await;
+    let related = store.history(&query).await.unwrap().related_alerts;
+    let found: Vec<(i64, Vec<String>)> = related
+        .iter()
+        .map(|alert| {
+            let shared = alert
+                .shared_entities
+                .iter()
+                .map(|entity| entity.value.clone())
+                .collect();
+            (alert.investigation_id, shared)
+        })
+        .collect();
+    assert_eq!(found, [(ours, vec!["alice".to_string()])]);
 }
 
 /// What history is asked for an investigation of an EDR alert: of its own tenant union and
