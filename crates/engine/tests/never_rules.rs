@@ -1,9 +1,11 @@
 //! "Never" rules (docs/context.md): an identity the operator says never does what the alert
 //! claims is a declared violation, a strong sign that adds up with any other.
 
-use serde_json::{Map, Value, json};
-use sleuth_domain::{History, InvestigationResult, Outcome};
-use sleuth_engine::{Context, ContextDocument, EngineInput};
+mod support;
+
+use serde_json::json;
+use sleuth_domain::{InvestigationResult, Outcome};
+use support::investigate;
 
 const CONTEXT: &str = r#"
 [[identities]]
@@ -17,22 +19,6 @@ value = "203.0.113.66"
 category = "tor_exit"
 confidence = 99
 "#;
-
-fn investigate(alert: &Value, context: &str) -> InvestigationResult {
-    let context = Context::build(ContextDocument::from_toml(context).expect("reads"))
-        .expect("the context is valid");
-    let parsed = sleuth_parsers::parse_alert(None, alert, chrono::Utc::now()).expect("parses");
-    sleuth_engine::investigate(
-        &EngineInput {
-            alert: &parsed,
-            raw: &Map::new(),
-            history: &History::default(),
-            strategies: &[],
-            now: chrono::Utc::now(),
-        },
-        &context,
-    )
-}
 
 fn cites_the_rule(result: &InvestigationResult) -> bool {
     result.findings.iter().any(|finding| {

@@ -187,6 +187,33 @@ pub struct Honeytoken {
     pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Where the token lies on purpose (a repository, a share, a path): an alert that only
+    /// finds it there is the bait being seen, not a leak and not a use.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub planted_in: Vec<String>,
+    /// The secret scanner's name for the token's type (`aws_access_key_id`): a finding of
+    /// another type where the token lies is some other secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_type: Option<String>,
+}
+
+impl Honeytoken {
+    /// Whether `place` (a repository, a file URL) is where the token was planted: one of
+    /// `planted_in` is the place or contains it as a path segment (`example-corp/infra`
+    /// in `https://github.com/example-corp/infra/blob/...`).
+    pub fn planted_at(&self, place: &str) -> bool {
+        let place = place.to_lowercase();
+        self.planted_in.iter().any(|planted| {
+            let planted = planted.trim().trim_matches('/').to_lowercase();
+            !planted.is_empty()
+                && place.match_indices(&planted).any(|(start, _)| {
+                    let before = place[..start].chars().next_back();
+                    let after = place[start + planted.len()..].chars().next();
+                    before.is_none_or(|c| matches!(c, '/' | ':' | '\\'))
+                        && after.is_none_or(|c| matches!(c, '/' | '\\' | '?' | '#'))
+                })
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::case::Case;
 use crate::claim::Behaviour;
-use crate::context::Intel;
+use crate::context::{Honeytoken, Intel};
 use crate::judgement::{Covers, Judgement, Weight};
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
@@ -164,31 +164,103 @@ fn intel_judgement(value: &str, kind: EntityKind, intel: &Intel) -> Judgement {
 }
 
 fn honeytokens(case: &Case<'_>, out: &mut Vec<Judgement>) {
-    let mut seen = Vec::new();
+    let mut named: Vec<(&str, &Honeytoken)> = Vec::new();
     for (entity, knowledge) in &case.known {
         if let Some(token) = knowledge.honeytoken
-            && !seen.contains(&token.value)
+            && !named.iter().any(|(_, seen)| std::ptr::eq(*seen, token))
         {
-            seen.push(token.value.clone());
-            out.push(honeytoken_judgement(
-                &entity.value,
-                &token.value,
-                token.description.as_deref(),
-            ));
+            named.push((&entity.value, token));
         }
     }
     if let Some(token) = case.context.honeytoken_in(&case.text)
-        && !seen.contains(&token.value)
+        && !named.iter().any(|(_, seen)| std::ptr::eq(*seen, token))
     {
-        out.push(honeytoken_judgement(
-            &token.value,
-            &token.value,
-            token.description.as_deref(),
-        ));
+        named.push((&token.value, token));
+    }
+    // A secret scanner's finding claims only that the secret lies somewhere: for a token
+    // planted there that is the bait being seen. Anything else that names a token is its use.
+    let Some(secret) = &case.signals.secret else {
+        for (value, token) in named {
+            out.push(honeytoken_judgement(value, token));
+        }
+        return;
+    };
+    let places: Vec<&str> = secret
+        .location
+        .as_deref()
+        .into_iter()
+        .chain(case.alert.entities_of(EntityKind::CloudResource))
+        .collect();
+    let planted_here = |token: &Honeytoken| {
+        places.iter().any(|place| token.planted_at(place))
+            && token.secret_type.as_deref().is_none_or(|expected| {
+                secret
+                    .secret_type
+                    .as_deref()
+                    .is_some_and(|found| found.eq_ignore_ascii_case(expected))
+            })
+    };
+    let place = places.first().copied().unwrap_or("an unnamed place");
+    if named.is_empty() {
+        // GitHub never sends the secret itself: a finding of the token's type where only
+        // the token lies is the token.
+        if let Some(token) = case
+            .context
+            .document()
+            .honeytokens
+            .iter()
+            .find(|token| planted_here(token))
+        {
+            out.push(honeytoken_seen_where_planted(token, place));
+        }
+        return;
+    }
+    for (value, token) in named {
+        if planted_here(token) {
+            out.push(honeytoken_seen_where_planted(token, place));
+        } else if token.planted_in.is_empty() {
+            out.push(honeytoken_judgement(value, token));
+        } else {
+            out.push(
+                Judgement::new(
+                    Weight::Malicious,
+                    format!("Honeytoken {} turned up away from where it was planted", token.value),
+                    format!(
+                        "The honeytoken {} was planted in {} and found in {place}: someone copied it out of                          its place, which only a person exploring what they should not does.",
+                        token.value,
+                        token.planted_in.join(", ")
+                    ),
+                )
+                .artifact(value)
+                .evidence("honeytoken", json!({"token": token.value, "planted_in": token.planted_in, "found_in": place}))
+                .tactic("Collection")
+                .tag("honeytoken", format!("{} found in {place}", token.value))
+                .urgent("a honeytoken left its place")
+                .remediation(format!("Find who copied honeytoken {} to {place}, and how they reached where it was planted", token.value)),
+            );
+        }
     }
 }
 
-fn honeytoken_judgement(value: &str, token: &str, description: Option<&str>) -> Judgement {
+fn honeytoken_seen_where_planted(token: &Honeytoken, place: &str) -> Judgement {
+    // The whole alert is the bait being seen, as a SOC test is the test being seen.
+    Judgement::new(
+        Weight::Dismisses,
+        format!("The secret found is honeytoken {}, planted there", token.value),
+        format!(
+            "The secret found in {place} is the honeytoken {}{}, planted there to be found; a scanner              seeing it is expected. Only its use would be a breach, and a use is an alert of its own.",
+            token.value,
+            token.description.as_deref().map(|description| format!(" ({description})")).unwrap_or_default()
+        ),
+    )
+    .artifact(place)
+    .evidence("honeytoken", json!({"token": token.value, "planted_in": token.planted_in, "found_in": place}))
+    .tag("honeytoken_planted", format!("{} in {place}", token.value))
+}
+
+fn honeytoken_judgement(value: &str, token: &Honeytoken) -> Judgement {
+    let description = token.description.as_deref();
+    let token = token.value.as_str();
     Judgement::new(
         Weight::Proof,
         format!("Honeytoken {token} was used"),
