@@ -20,6 +20,8 @@ pub enum ErrorCode {
     NotFound,
     /// The resource is shipped by Sleuth and kept as it is (a protected strategy).
     Protected,
+    /// The request names something that must be unique and is taken (a push source's name).
+    Conflict,
     MethodNotAllowed,
     /// The client did not send its request's headers or body in time.
     RequestTimeout,
@@ -41,6 +43,7 @@ impl ErrorCode {
             StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
             StatusCode::FORBIDDEN => ErrorCode::AccessDenied,
             StatusCode::NOT_FOUND => ErrorCode::NotFound,
+            StatusCode::CONFLICT => ErrorCode::Conflict,
             StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
             StatusCode::REQUEST_TIMEOUT => ErrorCode::RequestTimeout,
             StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
@@ -60,6 +63,7 @@ impl ErrorCode {
             ErrorCode::AccessDenied => (StatusCode::FORBIDDEN, "access_denied"),
             ErrorCode::NotFound => (StatusCode::NOT_FOUND, "not_found"),
             ErrorCode::Protected => (StatusCode::CONFLICT, "protected"),
+            ErrorCode::Conflict => (StatusCode::CONFLICT, "conflict"),
             ErrorCode::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ErrorCode::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
             ErrorCode::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
@@ -96,7 +100,7 @@ pub struct ErrorBody {
     /// The same message (clients of the original interface read `detail`).
     pub detail: String,
     /// A stable snake_case code: bad_request, unauthorized, access_denied, not_found,
-    /// protected, method_not_allowed, request_timeout, payload_too_large, uri_too_long,
+    /// protected, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long,
     /// headers_too_large, script_execution_failed, system_error, not_ready, overloaded.
     pub code: String,
     /// Per-field messages, on validation errors.

@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::dto::push_source::{PushSourceDto, PushSourceWithTokenDto};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, path_id};
 use crate::links;
 use crate::push_auth::generate_push_token;
@@ -111,7 +111,8 @@ async fn list_push_sources(
 
 /// Create a push source (admin); the answer holds its token, shown this once.
 #[utoipa::path(post, path = "/app/api/v1/push-sources", tag = "push", request_body = PushSourceRequest,
-    responses((status = 201, body = PushSourceWithTokenDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)),
+    responses((status = 201, body = PushSourceWithTokenDto), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 409, description = "A push source of that name exists (code conflict)", body = ErrorBody)),
     security(("api_key" = [])))]
 async fn create_push_source(
     State(state): State<AppState>,
@@ -161,7 +162,14 @@ async fn create_push_source(
             created_by: Some(caller.user_id()),
             at: chrono::Utc::now(),
         })
-        .await?;
+        .await
+        .map_err(|error| match error {
+            // The name is the client's to change, not a malformed request.
+            sleuth_store::StoreError::Conflict { detail } => {
+                ApiError::new(ErrorCode::Conflict, detail)
+            }
+            other => ApiError::from(other),
+        })?;
     let base_url = links::base_url(&state, &headers);
     Ok((
         StatusCode::CREATED,

@@ -479,7 +479,7 @@ async fn push_sources_are_for_admins_and_can_be_paused_rotated_and_deleted(app: 
             &json!({"name": "Generic", "kind": "generic"}),
         )
         .await;
-    assert_error(&duplicate, 400, "bad_request");
+    assert_error(&duplicate, 409, "conflict");
     let path = format!("/app/api/v1/push/{id}");
     let alert = json!({"title": "Beacon to 203.0.113.9", "host": "WKS-2"}).to_string();
     let send = |token: String| {
