@@ -49,6 +49,7 @@ pub fn investigate(input: &EngineInput<'_>, context: &Context) -> InvestigationR
     let claim = claim::of(&case);
     let mut judgements = playbooks::run_all(&case);
     playbooks::common::never_rules(&case, &claim, &mut judgements);
+    playbooks::common::people_state(&case, &claim, &mut judgements);
     playbooks::history::feedback_yields_to_fresh_harm(&mut judgements);
     claim::weigh(&case, &claim, &mut judgements);
     combination::weigh(&case, &claim, &mut judgements);

@@ -257,7 +257,18 @@ pub struct Identity {
     pub it_admin: bool,
     /// Behaviours this person never does ("never" rules), as for service accounts.
     pub never: Vec<String>,
+    /// Where they stand: `leaver` (gone; the account should be dead), `on_notice`
+    /// (leaving), `contractor`. Absent: an employee.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Privilege tier in the usual model: 0 controls identity itself (domain, IdP, cloud
+    /// root), 1 servers and applications, 2 workstations and their users.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u8>,
 }
+
+/// The states an identity may be in (`[[identities]] state`).
+pub const IDENTITY_STATES: &[&str] = &["leaver", "on_notice", "contractor"];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

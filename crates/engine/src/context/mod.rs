@@ -120,6 +120,9 @@ impl Knowledge<'_> {
                         .unwrap_or_default()
                 ));
             }
+            if identity.tier == Some(0) {
+                return Some(format!("{who} holds tier-0 privilege"));
+            }
             if identity.privileged || identity.it_admin {
                 return Some(format!("{who} holds privileged access"));
             }
@@ -386,6 +389,20 @@ impl Context {
             ));
             if let Some(location) = &identity.location {
                 problems.extend(country_problem(location, &format!("{what}: location")));
+            }
+            if let Some(state) = &identity.state
+                && !document::IDENTITY_STATES.contains(&state.as_str())
+            {
+                problems.push(format!(
+                    "{what}: state must be one of {}, not '{}'",
+                    document::IDENTITY_STATES.join(", "),
+                    crate::truncate(state, 40)
+                ));
+            }
+            if let Some(tier) = identity.tier
+                && tier > 2
+            {
+                problems.push(format!("{what}: tier must be 0, 1 or 2, not {tier}"));
             }
         }
         for country in &document.organization.usual_countries {

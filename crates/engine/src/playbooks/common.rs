@@ -619,3 +619,98 @@ pub fn never_rules(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<J
         );
     }
 }
+
+/// What the operator says about where a person stands. A leaver's account should be dead:
+/// anything it does is someone using it. A person on notice moving data is the insider
+/// risk every leaver policy names. A contractor is said, so the reader knows who to ask.
+pub fn people_state(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
+    let mut cited: Vec<&str> = Vec::new();
+    for (entity, knowledge) in &case.known {
+        if !matches!(entity.kind, EntityKind::User | EntityKind::Email) || case.is_handler(entity) {
+            continue;
+        }
+        let Some(identity) = knowledge.identity else {
+            continue;
+        };
+        let Some(state) = identity.state.as_deref() else {
+            continue;
+        };
+        if cited.contains(&identity.user.as_str()) {
+            continue;
+        }
+        cited.push(&identity.user);
+        let who = identity.name.as_deref().unwrap_or(&identity.user);
+        let evidence = json!({"identity": identity.user, "state": state});
+        let judgement = match state {
+            "leaver" => {
+                let failed = case
+                    .signals
+                    .sign_in
+                    .as_ref()
+                    .is_some_and(|sign_in| sign_in.succeeded == Some(false));
+                let judgement = if failed {
+                    Judgement::new(
+                        Weight::Suspicious,
+                        format!("Someone tried the account of {who}, who has left"),
+                        format!(
+                            "{who} has left the organisation (the operator's context); a sign-in to {} \
+                             failed, but nobody should be trying it at all.",
+                            identity.user
+                        ),
+                    )
+                } else {
+                    Judgement::new(
+                        Weight::Malicious,
+                        format!("The account of {who}, who has left, is in use"),
+                        format!(
+                            "{who} has left the organisation (the operator's context), yet {} is active \
+                             in this alert ({}). A leaver's account is used only by someone who kept or \
+                             took its credentials.",
+                            identity.user, claim.statement
+                        ),
+                    )
+                    .urgent("a leaver's account is active")
+                    .remediation(format!(
+                        "Disable {} now, revoke its sessions and keys, and find who used it",
+                        identity.user
+                    ))
+                };
+                judgement
+                    .tactic("Initial Access")
+                    .tag("leaver_account", identity.user.clone())
+            }
+            "on_notice" if claim.behaviour == crate::claim::Behaviour::Exfiltration => {
+                Judgement::new(
+                    Weight::Suspicious,
+                    format!("{who} is on notice and data is moving"),
+                    format!(
+                        "{who} is leaving the organisation (the operator's context) and the alert says \
+                         {}. Data taken on the way out is the insider risk leaver policies exist for.",
+                        claim.statement
+                    ),
+                )
+                .urgent("data movement by someone on notice")
+                .tag("insider_risk", identity.user.clone())
+                .question(
+                    identity.user.clone(),
+                    "What was this data for, and where did it go?",
+                )
+            }
+            "contractor" => Judgement::new(
+                Weight::Neutral,
+                format!("{who} is a contractor"),
+                format!(
+                    "{who} works for the organisation as a contractor (the operator's context): their \
+                     access should be no wider than their engagement."
+                ),
+            )
+            .tag("contractor", identity.user.clone()),
+            _ => continue,
+        };
+        out.push(
+            judgement
+                .artifact(entity.value.clone())
+                .evidence("identity_state", evidence),
+        );
+    }
+}
