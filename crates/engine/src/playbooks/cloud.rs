@@ -492,6 +492,16 @@ pub fn exposed_secret(case: &Case<'_>, out: &mut Vec<Judgement>) {
                 "A {kind} was published in {place}, but the provider reports it no longer works; check it was not used while it did."
             ),
         ),
+        // The provider says the secret no longer works and it was never public: no
+        // exposure remains, whatever kind of secret it was (a vendor's own flag, weighed).
+        (Some(false), Some(false), _) => (
+            Weight::Explains,
+            format!("The {kind} no longer works and was never public"),
+            format!(
+                "A {kind} was found in {place}, which is not public, and the provider reports it \
+                 inactive: nobody outside could have seen it, and nobody can use it now."
+            ),
+        ),
         (Some(true), _, _) => (
             Weight::Malicious,
             format!("A working {kind} is public"),
@@ -519,7 +529,7 @@ pub fn exposed_secret(case: &Case<'_>, out: &mut Vec<Judgement>) {
         .tactic("Credential Access")
         .tag("exposed_secret", kind.clone())
         .restates_claim();
-    if *resolved != Some(true) {
+    if *resolved != Some(true) && weight != Weight::Explains {
         judgement = judgement
             .remediation(format!(
                 "Revoke and rotate the {kind} now, then remove it from {place} and its history"
