@@ -14,7 +14,7 @@ pub enum ConnectorCommand {
     Add {
         #[arg(long)]
         name: String,
-        /// crowdstrike, graph_security, okta, sentinelone or elastic.
+        /// crowdstrike, graph_security, okta, sentinelone, elastic or google_workspace.
         #[arg(long)]
         kind: String,
         /// The settings as JSON, or @FILE to read them from a file.

@@ -9,7 +9,11 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderMap, RETRY_AFTER};
 use serde_json::Value;
 
+use crate::service_account::{GOOGLE_TOKEN_URL, JWT_BEARER, ServiceAccount};
 use crate::{Credentials, Kind, PollError, Settings};
+
+/// The Alert Center's scope (it has no read-only one).
+const ALERTS_SCOPE: &str = "https://www.googleapis.com/auth/apps.alerts";
 
 /// The longest pause a 429 may ask for that is still honoured (the poll then ends, and the
 /// connector's next poll waits this long).
@@ -42,14 +46,27 @@ impl Default for Timing {
 }
 
 enum Auth {
-    /// OAuth2 client credentials; the token held with the instant it stops being used.
+    /// An OAuth2 access token got with `grant`; held with the instant it stops being used.
     OAuth {
         token_url: String,
-        scope: Option<String>,
+        grant: Grant,
         token: Option<(String, Instant)>,
     },
     /// An API token sent as `Authorization: <scheme> <token>`.
     Token { scheme: &'static str },
+}
+
+/// How an OAuth2 access token is asked for.
+enum Grant {
+    /// Client credentials (RFC 6749 §4.4): the client id and secret.
+    ClientCredentials { scope: Option<String> },
+    /// A JWT signed by a Google service account (RFC 7523), for `scope`, acting for
+    /// `subject` (domain-wide delegation).
+    JwtBearer {
+        account: Box<ServiceAccount>,
+        scope: &'static str,
+        subject: Option<String>,
+    },
 }
 
 /// An answer with a success status.
@@ -89,7 +106,7 @@ impl Http {
                     .token_url
                     .clone()
                     .unwrap_or_else(|| format!("{}/oauth2/token", settings.base())),
-                scope: None,
+                grant: Grant::ClientCredentials { scope: None },
                 token: None,
             },
             Kind::GraphSecurity => Auth::OAuth {
@@ -99,9 +116,28 @@ impl Http {
                         settings.tenant_id.as_deref().unwrap_or("common")
                     )
                 }),
-                scope: Some(format!("{}/.default", settings.base())),
+                grant: Grant::ClientCredentials {
+                    scope: Some(format!("{}/.default", settings.base())),
+                },
                 token: None,
             },
+            Kind::GoogleWorkspace => {
+                let account = ServiceAccount::from_json(&credentials.secret)?;
+                let token_url = settings
+                    .token_url
+                    .clone()
+                    .or_else(|| account.token_uri().map(str::to_owned))
+                    .unwrap_or_else(|| GOOGLE_TOKEN_URL.to_owned());
+                Auth::OAuth {
+                    token_url,
+                    grant: Grant::JwtBearer {
+                        account: Box::new(account),
+                        scope: ALERTS_SCOPE,
+                        subject: settings.subject.clone(),
+                    },
+                    token: None,
+                }
+            }
             Kind::Okta => Auth::Token { scheme: "SSWS" },
             Kind::Sentinelone => Auth::Token { scheme: "ApiToken" },
             Kind::Elastic => Auth::Token { scheme: "ApiKey" },
@@ -182,11 +218,9 @@ impl Http {
                 token: Some((token, until)),
                 ..
             } if Instant::now() < *until => Ok(format!("Bearer {token}")),
-            Auth::OAuth {
-                token_url, scope, ..
-            } => {
-                let (token_url, scope) = (token_url.clone(), scope.clone());
-                let (token, until) = self.sign_in(&token_url, scope.as_deref()).await?;
+            Auth::OAuth { token_url, .. } => {
+                let token_url = token_url.clone();
+                let (token, until) = self.sign_in(&token_url).await?;
                 if let Auth::OAuth { token: held, .. } = &mut self.auth {
                     *held = Some((token.clone(), until));
                 }
@@ -195,23 +229,9 @@ impl Http {
         }
     }
 
-    /// OAuth2 client credentials (RFC 6749 §4.4): the token and when to stop using it.
-    async fn sign_in(
-        &self,
-        token_url: &str,
-        scope: Option<&str>,
-    ) -> Result<(String, Instant), PollError> {
-        let mut form = vec![
-            ("grant_type", "client_credentials"),
-            (
-                "client_id",
-                self.credentials.client_id.as_deref().unwrap_or_default(),
-            ),
-            ("client_secret", self.credentials.secret.as_str()),
-        ];
-        if let Some(scope) = scope {
-            form.push(("scope", scope));
-        }
+    /// Asks the token endpoint for an access token: the token and when to stop using it.
+    async fn sign_in(&self, token_url: &str) -> Result<(String, Instant), PollError> {
+        let form = self.grant_form(token_url)?;
         let (status, _, text) = self
             .exchange(|client| client.post(token_url).form(&form))
             .await?;
@@ -240,6 +260,52 @@ impl Http {
         let margin = (lifetime / 10).min(60);
         let until = Instant::now() + Duration::from_secs(lifetime.saturating_sub(margin));
         Ok((token.to_owned(), until))
+    }
+
+    /// The form of a token request, as the grant asks for it.
+    fn grant_form(&self, token_url: &str) -> Result<Vec<(&'static str, String)>, PollError> {
+        let Auth::OAuth { grant, .. } = &self.auth else {
+            return Ok(Vec::new());
+        };
+        Ok(match grant {
+            Grant::ClientCredentials { scope } => {
+                let mut form = vec![
+                    ("grant_type", "client_credentials".to_owned()),
+                    (
+                        "client_id",
+                        self.credentials.client_id.clone().unwrap_or_default(),
+                    ),
+                    ("client_secret", self.credentials.secret.clone()),
+                ];
+                if let Some(scope) = scope {
+                    form.push(("scope", scope.clone()));
+                }
+                form
+            }
+            Grant::JwtBearer {
+                account,
+                scope,
+                subject,
+            } => {
+                // The audience is the endpoint the assertion is sent to, so it is good there
+                // only.
+                let assertion = account
+                    .assertion(
+                        scope,
+                        token_url,
+                        subject.as_deref(),
+                        chrono::Utc::now().timestamp(),
+                    )
+                    .map_err(|detail| PollError::Credentials {
+                        vendor: self.vendor(),
+                        detail,
+                    })?;
+                vec![
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", assertion),
+                ]
+            }
+        })
     }
 
     /// One request, tried again on 5xx, 429 (waiting as `Retry-After` says, when that is

@@ -1,8 +1,9 @@
 //! Pull connectors: each vendor's alert API read page by page into alert JSON bodies (each
 //! one alert, as the vendor's own API gives it, which the parsers read) and the cursor
 //! past them. One module per vendor in `vendors/`; `http.rs` does what every vendor
-//! shares: authentication (OAuth2 client credentials refreshed on expiry and on 401, or
-//! an API token in the vendor's header), 429 with `Retry-After`, and backoff on 5xx.
+//! shares: authentication (OAuth2 client credentials or a Google service account's signed
+//! JWT, refreshed on expiry and on 401, or an API token in the vendor's header), 429 with
+//! `Retry-After`, and backoff on 5xx.
 //!
 //! The crate stores nothing and reads no secret store: the caller (the server's connector
 //! runtime) passes the credentials in, keeps the cursor, and stores the alerts with it in
@@ -10,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod http;
+mod service_account;
 mod settings;
 mod vendors;
 
@@ -38,15 +40,19 @@ pub enum Kind {
     /// Elastic Security alerts (the `.alerts-security.alerts-*` indices), `search_after`
     /// paging, an Elasticsearch API key.
     Elastic,
+    /// Google Workspace Alert Center (`/v1beta1/alerts`), `nextPageToken` paging, a
+    /// service account's signed JWT acting for a Workspace admin.
+    GoogleWorkspace,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Crowdstrike,
         Kind::GraphSecurity,
         Kind::Okta,
         Kind::Sentinelone,
         Kind::Elastic,
+        Kind::GoogleWorkspace,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -56,6 +62,7 @@ impl Kind {
             Kind::Okta => "okta",
             Kind::Sentinelone => "sentinelone",
             Kind::Elastic => "elastic",
+            Kind::GoogleWorkspace => "google_workspace",
         }
     }
 
@@ -71,6 +78,7 @@ impl Kind {
             Kind::Okta => "okta_system_log_event",
             Kind::Sentinelone => "sentinelone_threat",
             Kind::Elastic => "elastic_security_alert",
+            Kind::GoogleWorkspace => "google_workspace_alert",
         }
     }
 
@@ -82,6 +90,7 @@ impl Kind {
             Kind::Okta => "Okta",
             Kind::Sentinelone => "SentinelOne",
             Kind::Elastic => "Elasticsearch",
+            Kind::GoogleWorkspace => "Google Workspace",
         }
     }
 
@@ -98,7 +107,8 @@ impl Kind {
 pub struct Credentials {
     /// The OAuth2 client id (not a secret), for vendors that use one.
     pub client_id: Option<String>,
-    /// The client secret (OAuth2) or the API token.
+    /// The client secret (OAuth2), the API token, or (Google Workspace) the service
+    /// account's JSON key.
     pub secret: String,
 }
 
@@ -139,6 +149,12 @@ pub enum PollError {
     Unauthorized {
         vendor: &'static str,
         status: u16,
+        detail: String,
+    },
+    /// The credentials could not be used to sign in (a key that cannot sign).
+    #[error("{vendor}: the credentials cannot be used: {detail}")]
+    Credentials {
+        vendor: &'static str,
         detail: String,
     },
     /// Any other error answer, after the retries 5xx are given.
@@ -229,6 +245,9 @@ impl Poller {
                 vendors::sentinelone::page(&mut self.http, &self.settings, cursor).await?
             }
             Kind::Elastic => vendors::elastic::page(&mut self.http, &self.settings, cursor).await?,
+            Kind::GoogleWorkspace => {
+                vendors::google_workspace::page(&mut self.http, &self.settings, cursor).await?
+            }
         };
         let before = page.alerts.len();
         page.alerts

@@ -27,7 +27,8 @@ pub enum Severity {
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// The vendor's API root (`https://api.crowdstrike.com`, `https://graph.microsoft.com`,
-    /// `https://example.okta.com`, `https://usea1.sentinelone.net`, an Elasticsearch URL).
+    /// `https://example.okta.com`, `https://usea1.sentinelone.net`, an Elasticsearch URL,
+    /// `https://alertcenter.googleapis.com`).
     pub base_url: String,
     /// The OAuth2 token endpoint, when it is not the vendor's usual one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,12 +55,21 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub types: Vec<String>,
     /// A filter in the vendor's own query language, added to the connector's own: FQL
-    /// (CrowdStrike), OData `$filter` (Graph), a System Log `filter` expression (Okta).
+    /// (CrowdStrike), OData `$filter` (Graph), a System Log `filter` expression (Okta), an
+    /// Alert Center query (Google Workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
     /// Elastic: the alerts index (pattern) to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
+    /// Google Workspace: the admin the service account acts for (domain-wide delegation),
+    /// the JWT's `sub`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Google Workspace: the customer id (without its leading "C"); Google infers it from
+    /// the admin when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_id: Option<String>,
 }
 
 fn default_backfill_hours() -> u32 {
@@ -131,6 +141,8 @@ impl Settings {
             ("tenant_id", &settings.tenant_id),
             ("filter", &settings.filter),
             ("index", &settings.index),
+            ("subject", &settings.subject),
+            ("customer_id", &settings.customer_id),
         ] {
             if let Some(text) = text
                 && (text.trim().is_empty() || text.chars().any(char::is_control))
@@ -167,6 +179,31 @@ impl Settings {
         }
         if kind != Kind::Elastic && settings.index.is_some() {
             return Err(invalid("index", "only Elastic connectors read an index"));
+        }
+        if kind == Kind::GoogleWorkspace {
+            match &settings.subject {
+                Some(subject) if subject.contains('@') && subject.len() <= 254 => {}
+                Some(_) => return Err(invalid("subject", "must be an email address")),
+                None => {
+                    return Err(invalid(
+                        "subject",
+                        "the Workspace admin the service account acts for is needed \
+                         (domain-wide delegation)",
+                    ));
+                }
+            }
+        } else {
+            for (field, value) in [
+                ("subject", &settings.subject),
+                ("customer_id", &settings.customer_id),
+            ] {
+                if value.is_some() {
+                    return Err(invalid(
+                        field,
+                        "only Google Workspace connectors take this setting",
+                    ));
+                }
+            }
         }
         if kind == Kind::Sentinelone && settings.filter.is_some() {
             return Err(invalid(
@@ -283,6 +320,32 @@ mod tests {
             )
             .as_deref(),
             Some("min_severity")
+        );
+        let google = json!({"base_url": "https://alertcenter.googleapis.com", "secret": "key",
+                            "subject": "admin@example.com", "customer_id": "03az79cb"});
+        assert!(Settings::check(Kind::GoogleWorkspace, &google).is_ok());
+        let mut no_subject = google.clone();
+        no_subject
+            .as_object_mut()
+            .expect("object")
+            .remove("subject");
+        assert_eq!(
+            field(Kind::GoogleWorkspace, no_subject).as_deref(),
+            Some("subject")
+        );
+        let mut bad_subject = google.clone();
+        bad_subject["subject"] = json!("admin");
+        assert_eq!(
+            field(Kind::GoogleWorkspace, bad_subject).as_deref(),
+            Some("subject")
+        );
+        assert_eq!(
+            field(
+                Kind::Okta,
+                json!({"base_url": "https://x", "secret": "s", "customer_id": "03az79cb"})
+            )
+            .as_deref(),
+            Some("customer_id")
         );
     }
 }

@@ -23,7 +23,7 @@ use sleuth_domain::Role;
 use sleuth_server::connector_runtime::{self, PollOptions};
 use sleuth_server::{AppState, Settings};
 use sleuth_store::{NewApiKey, NewConnector, Store};
-use vendors::{Faults, LoopbackVendor, SECRET, Vendor};
+use vendors::{Faults, LoopbackVendor, SECRET, SECRET_NAME, Vendor};
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -41,9 +41,9 @@ async fn state_on(store: Arc<dyn Store>) -> AppState {
     let keyring = sleuth_server::secret_keys::Keyring::from_settings(&settings.secrets)
         .unwrap()
         .unwrap();
-    let sealed = keyring.seal("FALCON", &sleuth_store::SecretValue(SECRET.to_string()));
+    let sealed = keyring.seal(SECRET_NAME, &sleuth_store::SecretValue(SECRET.to_string()));
     store
-        .set_script_secret("FALCON", &sealed, chrono::Utc::now())
+        .set_script_secret(SECRET_NAME, &sealed, chrono::Utc::now())
         .await
         .unwrap();
     let state = AppState::new(settings, sleuth_engine::Context::empty());
@@ -60,7 +60,7 @@ async fn drain(state: &AppState, store: &Arc<dyn Store>, count: usize) -> f64 {
         .create_connector(&NewConnector {
             name: "bench".into(),
             kind: "crowdstrike".into(),
-            settings: Vendor::Crowdstrike.settings(&loopback.address, "FALCON", 1000),
+            settings: Vendor::Crowdstrike.settings(&loopback.address, 1000),
             tenant_union_id: None,
             enabled: true,
             interval_seconds: 300,

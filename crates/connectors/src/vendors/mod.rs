@@ -10,6 +10,7 @@
 
 pub(crate) mod crowdstrike;
 pub(crate) mod elastic;
+pub(crate) mod google_workspace;
 pub(crate) mod graph;
 pub(crate) mod okta;
 pub(crate) mod sentinelone;
@@ -151,6 +152,7 @@ pub(crate) fn severity(kind: Kind, alert: &Value) -> Option<Severity> {
             text(alert, "kibana.alert.severity")
                 .or_else(|| text(alert, "kibana.alert.rule.severity"))?,
         ),
+        Kind::GoogleWorkspace => named(text(alert, "metadata.severity")?),
     }
 }
 
@@ -173,6 +175,7 @@ pub(crate) fn alert_type(kind: Kind, alert: &Value) -> Option<String> {
         Kind::Okta => "eventType",
         Kind::Sentinelone => "threatInfo.classification",
         Kind::Elastic => "kibana.alert.rule.type",
+        Kind::GoogleWorkspace => "type",
     };
     text(alert, path).map(str::to_owned)
 }
@@ -229,6 +232,13 @@ mod tests {
         assert_eq!(
             severity(Kind::Okta, &json!({"severity": "WARN"})),
             Some(Severity::Medium)
+        );
+        assert_eq!(
+            severity(
+                Kind::GoogleWorkspace,
+                &json!({"metadata": {"severity": "HIGH"}})
+            ),
+            Some(Severity::High)
         );
     }
 

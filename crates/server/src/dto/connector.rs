@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 pub struct ConnectorDto {
     pub id: i64,
     pub name: String,
-    /// crowdstrike, graph_security, okta, sentinelone or elastic.
+    /// crowdstrike, graph_security, okta, sentinelone, elastic or google_workspace.
     pub kind: String,
     /// As given: the vendor's URL, filters, and the name of the secret signing in.
     #[schema(value_type = Object)]

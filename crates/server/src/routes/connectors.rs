@@ -37,10 +37,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct ConnectorRequest {
     /// 1 to 100 characters, unique.
     pub name: Option<String>,
-    /// crowdstrike, graph_security, okta, sentinelone or elastic.
+    /// crowdstrike, graph_security, okta, sentinelone, elastic or google_workspace.
     pub kind: Option<String>,
     /// base_url, secret (the name of a stored secret), and per vendor client_id,
-    /// tenant_id, token_url, backfill_hours, page_size, min_severity, types, filter, index.
+    /// tenant_id, token_url, subject, customer_id, backfill_hours, page_size, min_severity,
+    /// types, filter, index.
     #[schema(value_type = Object)]
     pub settings: Option<serde_json::Value>,
     /// Seconds between polls (1 to 86400; 300 when not given).

@@ -13,7 +13,10 @@ use tokio::sync::watch;
 
 use crate::harness::{TestApp, assert_error};
 use crate::on_both_backends;
-use crate::vendors::{Faults, LoopbackVendor, SECRET, Vendor};
+use crate::vendors::{
+    Faults, GOOGLE_KEY_NAME, LoopbackVendor, OTHER_TEST_KEY, SECRET, SECRET_NAME, Vendor,
+    google_key_file,
+};
 
 on_both_backends!(
     each_vendor_is_drained_through_its_paging_token_expiry_429_and_5xx,
@@ -21,17 +24,18 @@ on_both_backends!(
     a_poll_killed_mid_page_neither_skips_nor_duplicates,
     two_pollers_never_poll_one_connector_at_once,
     connectors_are_managed_and_tested_by_admins_over_the_api,
+    a_google_key_google_does_not_know_or_a_wrong_admin_is_refused,
 );
 
 const CONNECTORS: &str = "/app/api/v1/connectors";
-const SECRET_NAME: &str = "VENDOR_TOKEN";
 
-const ALL: [Vendor; 5] = [
+const ALL: [Vendor; 6] = [
     Vendor::Crowdstrike,
     Vendor::Graph,
     Vendor::Okta,
     Vendor::Sentinelone,
     Vendor::Elastic,
+    Vendor::Google,
 ];
 
 fn quick() -> Timing {
@@ -50,14 +54,22 @@ fn options(lease: chrono::Duration) -> PollOptions {
     }
 }
 
+/// Stores the secrets the loopback vendors accept: the token and the Google key.
 async fn store_secret(app: &TestApp) {
+    for vendor in [Vendor::Okta, Vendor::Google] {
+        let (name, value) = vendor.secret();
+        put_secret(app, name, &value).await;
+    }
+}
+
+async fn put_secret(app: &TestApp, name: &str, value: &str) {
     let answer = app
         .raw(
             "PUT",
-            &format!("/app/api/v1/response-actions/secrets/{SECRET_NAME}"),
+            &format!("/app/api/v1/response-actions/secrets/{name}"),
             Some(&app.admin_key),
             Some("application/json"),
-            Some(json!({"value": SECRET}).to_string().into_bytes()),
+            Some(json!({"value": value}).to_string().into_bytes()),
         )
         .await;
     assert_eq!(answer.status, 204, "{}", answer.text);
@@ -75,7 +87,7 @@ async fn create_connector(
             CONNECTORS,
             &app.admin_key,
             &json!({"name": name, "kind": vendor.kind(), "interval_seconds": 60,
-                    "settings": vendor.settings(address, SECRET_NAME, page_size)}),
+                    "settings": vendor.settings(address, page_size)}),
         )
         .await;
     assert_eq!(answer.status, 201, "{}", answer.text);
@@ -93,6 +105,16 @@ async fn poll_now(app: &TestApp, connector_id: i64, lease: chrono::Duration) -> 
         &token,
         &shutdown,
         options(lease),
+    )
+    .await
+}
+
+/// `POST …/{id}/test`: one page read and parsed, nothing stored.
+async fn test_now(app: &TestApp, connector_id: i64) -> crate::harness::Answer {
+    app.post(
+        &format!("{CONNECTORS}/{connector_id}/test"),
+        &app.admin_key,
+        &json!({}),
     )
     .await
 }
@@ -167,7 +189,7 @@ async fn each_vendor_is_drained_through_its_paging_token_expiry_429_and_5xx(app:
         );
         assert!(seen.iter().any(|seen| seen.status == 503), "{vendor:?}");
         let scheme = match vendor {
-            Vendor::Crowdstrike | Vendor::Graph => "Bearer ",
+            Vendor::Crowdstrike | Vendor::Graph | Vendor::Google => "Bearer ",
             Vendor::Okta => "SSWS ",
             Vendor::Sentinelone => "ApiToken ",
             Vendor::Elastic => "ApiKey ",
@@ -181,7 +203,7 @@ async fn each_vendor_is_drained_through_its_paging_token_expiry_429_and_5xx(app:
                     .is_some_and(|value| value.starts_with(scheme))),
             "{vendor:?} signs in as the vendor documents"
         );
-        if matches!(vendor, Vendor::Crowdstrike | Vendor::Graph) {
+        if vendor.oauth() {
             assert!(
                 seen.iter().any(|seen| seen.status == 401),
                 "{vendor:?}: the token expired mid-drain"
@@ -227,7 +249,7 @@ async fn each_vendor_is_drained_through_its_paging_token_expiry_429_and_5xx(app:
     assert_eq!(answer.status, 200, "{}", answer.text);
     let mut labels = std::collections::BTreeSet::new();
     collect_labels(&answer.json, &mut labels);
-    assert!(labels.len() >= 5, "one source label per vendor: {labels:?}");
+    assert!(labels.len() >= 6, "one source label per vendor: {labels:?}");
     let metrics = app.get("/metrics", &app.reader_key).await.text;
     assert!(
         metrics.contains(
@@ -300,12 +322,7 @@ async fn a_vendor_that_keeps_failing_is_an_error_that_backs_off_and_shows_no_sec
     for answer in [
         app.get(&format!("{CONNECTORS}/{id}"), &app.admin_key).await,
         app.get(CONNECTORS, &app.admin_key).await,
-        app.post(
-            &format!("{CONNECTORS}/{id}/test"),
-            &app.admin_key,
-            &json!({}),
-        )
-        .await,
+        test_now(&app, id).await,
     ] {
         assert_eq!(answer.status, 200, "{}", answer.text);
         assert!(!answer.text.contains(SECRET), "{}", answer.text);
@@ -319,70 +336,83 @@ async fn a_vendor_that_keeps_failing_is_an_error_that_backs_off_and_shows_no_sec
 
 async fn a_poll_killed_mid_page_neither_skips_nor_duplicates(app: TestApp) {
     store_secret(&app).await;
-    // Requests: 1 query and 2 entities of page one, 3 query of page two, then 4, the
-    // entities of page two, never answers: the poller is killed there.
-    let loopback = LoopbackVendor::start(
-        Vendor::Crowdstrike,
-        9,
-        Faults {
-            hang_at: Some(4),
-            ..Faults::default()
-        },
-    )
-    .await;
-    let id = create_connector(&app, "falcon", Vendor::Crowdstrike, &loopback.address, 3).await;
-    let lease = chrono::Duration::seconds(1);
-    let (stale_token, connector) = lease_now(&app, id, lease).await;
-    let (state, store) = (app.state.clone(), app.store.clone());
-    let token = stale_token.clone();
-    let poller = tokio::spawn(async move {
-        let (_stop, shutdown) = watch::channel(false);
-        connector_runtime::poll(&state, &store, connector, &token, &shutdown, options(lease)).await
-    });
-    while loopback.api_requests() < 4 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    poller.abort();
-    let _ = poller.await;
-    let connector = app.store.get_connector(id).await.unwrap();
-    assert_eq!(
-        connector.alerts_taken, 3,
-        "page one was stored with its cursor"
-    );
-    assert_eq!(pending(&app).await, 3);
-    let cursor_after_page_one = connector.cursor.clone().expect("a cursor");
-
-    // The dead poller's lease runs out; another takes the connector and goes on from the
-    // cursor: pages two and three, nothing twice.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
-    assert_eq!(summary.error, None);
-    assert_eq!((summary.taken, summary.known), (6, 0), "{summary:?}");
-    assert_eq!(pending(&app).await, 9);
-
-    // Should the dead poller's page still arrive, it is refused whole.
-    let alert = loopback.shared.alerts.lock().unwrap()[4].clone();
-    let new_alert = stale_alert(&alert);
-    let refused = app
-        .store
-        .commit_connector_page(ConnectorPage {
-            connector_id: id,
-            lease_token: stale_token,
-            alerts: vec![new_alert],
-            refused: 0,
-            refused_reason: None,
-            cursor: cursor_after_page_one,
-            caught_up: false,
-            lease_until: chrono::Utc::now() + chrono::Duration::seconds(60),
-            at: chrono::Utc::now(),
-        })
+    // Falcon: requests 1 (query) and 2 (entities) are page one, 3 queries page two, and 4,
+    // its entities, never answers. Google: request 1 is page one, 2 never answers. The
+    // poller is killed there.
+    let mut stored = 0;
+    for (vendor, hang_at) in [(Vendor::Crowdstrike, 4), (Vendor::Google, 2)] {
+        let loopback = LoopbackVendor::start(
+            vendor,
+            9,
+            Faults {
+                hang_at: Some(hang_at),
+                ..Faults::default()
+            },
+        )
         .await;
-    assert!(
-        matches!(refused, Err(StoreError::Rejected { .. })),
-        "{refused:?}"
-    );
-    assert_eq!(pending(&app).await, 9);
-    assert_eq!(app.store.get_connector(id).await.unwrap().alerts_taken, 9);
+        let id = create_connector(&app, vendor.kind(), vendor, &loopback.address, 3).await;
+        let lease = chrono::Duration::seconds(1);
+        let (stale_token, connector) = lease_now(&app, id, lease).await;
+        let (state, store) = (app.state.clone(), app.store.clone());
+        let token = stale_token.clone();
+        let poller = tokio::spawn(async move {
+            let (_stop, shutdown) = watch::channel(false);
+            connector_runtime::poll(&state, &store, connector, &token, &shutdown, options(lease))
+                .await
+        });
+        while loopback.api_requests() < hang_at {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        poller.abort();
+        let _ = poller.await;
+        let connector = app.store.get_connector(id).await.unwrap();
+        assert_eq!(
+            connector.alerts_taken, 3,
+            "{vendor:?}: page one was stored with its cursor"
+        );
+        assert_eq!(pending(&app).await, stored + 3, "{vendor:?}");
+        let cursor_after_page_one = connector.cursor.clone().expect("a cursor");
+
+        // The dead poller's lease runs out; another takes the connector and goes on from
+        // the cursor: pages two and three, nothing twice.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+        assert_eq!(summary.error, None, "{vendor:?}");
+        assert_eq!(
+            (summary.taken, summary.known),
+            (6, 0),
+            "{vendor:?}: {summary:?}"
+        );
+        stored += 9;
+        assert_eq!(pending(&app).await, stored, "{vendor:?}");
+        if vendor != Vendor::Crowdstrike {
+            continue;
+        }
+
+        // Should the dead poller's page still arrive, it is refused whole.
+        let alert = loopback.shared.alerts.lock().unwrap()[4].clone();
+        let new_alert = stale_alert(&alert);
+        let refused = app
+            .store
+            .commit_connector_page(ConnectorPage {
+                connector_id: id,
+                lease_token: stale_token,
+                alerts: vec![new_alert],
+                refused: 0,
+                refused_reason: None,
+                cursor: cursor_after_page_one,
+                caught_up: false,
+                lease_until: chrono::Utc::now() + chrono::Duration::seconds(60),
+                at: chrono::Utc::now(),
+            })
+            .await;
+        assert!(
+            matches!(refused, Err(StoreError::Rejected { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(pending(&app).await, stored);
+        assert_eq!(app.store.get_connector(id).await.unwrap().alerts_taken, 9);
+    }
 }
 
 /// An alert made ready to store, as a connector's page carries it (a changed copy, so
@@ -474,7 +504,7 @@ async fn two_pollers_never_poll_one_connector_at_once(app: TestApp) {
 
 async fn connectors_are_managed_and_tested_by_admins_over_the_api(app: TestApp) {
     let loopback = LoopbackVendor::start(Vendor::Crowdstrike, 4, Faults::default()).await;
-    let settings = Vendor::Crowdstrike.settings(&loopback.address, SECRET_NAME, 3);
+    let settings = Vendor::Crowdstrike.settings(&loopback.address, 3);
     let body = json!({"name": "falcon", "kind": "crowdstrike", "settings": settings});
     // The secret must be stored first.
     let answer = app.post(CONNECTORS, &app.admin_key, &body).await;
@@ -534,13 +564,7 @@ async fn connectors_are_managed_and_tested_by_admins_over_the_api(app: TestApp) 
     );
 
     // A test reads one page, parses it, and stores nothing.
-    let answer = app
-        .post(
-            &format!("{CONNECTORS}/{id}/test"),
-            &app.admin_key,
-            &json!({}),
-        )
-        .await;
+    let answer = test_now(&app, id).await;
     assert_eq!(answer.status, 200, "{}", answer.text);
     assert_eq!(answer.json["ok"], true, "{}", answer.text);
     assert_eq!(
@@ -625,4 +649,77 @@ async fn connectors_are_managed_and_tested_by_admins_over_the_api(app: TestApp) 
     assert_eq!(answer.status, 404, "{}", answer.text);
     let answer = app.get(&format!("{CONNECTORS}/abc"), &app.admin_key).await;
     assert_eq!(answer.status, 404, "{}", answer.text);
+}
+
+async fn a_google_key_google_does_not_know_or_a_wrong_admin_is_refused(app: TestApp) {
+    store_secret(&app).await;
+    let loopback = LoopbackVendor::start(Vendor::Google, 3, Faults::default()).await;
+    let id = create_connector(&app, "workspace", Vendor::Google, &loopback.address, 2).await;
+
+    // The account's email with another private key: the signature does not verify.
+    let other_key = google_key_file(OTHER_TEST_KEY);
+    put_secret(&app, GOOGLE_KEY_NAME, &other_key).await;
+    let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+    let error = summary.error.expect("refused");
+    assert!(
+        error.contains("400") && error.contains("Invalid JWT Signature"),
+        "{error}"
+    );
+    assert!(!error.contains("PRIVATE KEY"), "{error}");
+    assert_eq!(loopback.api_requests(), 0, "no token, no alert request");
+
+    // The right key, acting for an admin the account is not delegated for.
+    store_secret(&app).await;
+    let mut settings = Vendor::Google.settings(&loopback.address, 2);
+    settings["subject"] = json!("intern@example.com");
+    let answer = app
+        .patch(
+            &format!("{CONNECTORS}/{id}"),
+            &app.admin_key,
+            &json!({"settings": settings}),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+    assert!(
+        summary
+            .error
+            .as_deref()
+            .is_some_and(|error| error.contains("unauthorized")),
+        "{summary:?}"
+    );
+
+    // A secret that is no service account key: the test says so and quotes nothing of it.
+    put_secret(
+        &app,
+        GOOGLE_KEY_NAME,
+        "{\"client_email\": \"x@y\", \"private_key\": \"hunter2-hunter2\"}",
+    )
+    .await;
+    let answer = test_now(&app, id).await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    assert_eq!(answer.json["ok"], false, "{}", answer.text);
+    assert!(answer.text.contains("PKCS#8"), "{}", answer.text);
+    assert!(!answer.text.contains("hunter2"), "{}", answer.text);
+
+    // Mended: the three alerts, two pages, read by the Google Workspace parser.
+    store_secret(&app).await;
+    let answer = app
+        .patch(
+            &format!("{CONNECTORS}/{id}"),
+            &app.admin_key,
+            &json!({"settings": Vendor::Google.settings(&loopback.address, 2)}),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+    assert_eq!(summary.error, None);
+    assert_eq!((summary.taken, summary.pages), (3, 2), "{summary:?}");
+    app.drain().await;
+    let answer = app
+        .get("/app/api/v1/investigation?limit=10", &app.reader_key)
+        .await;
+    let mut labels = std::collections::BTreeSet::new();
+    collect_labels(&answer.json, &mut labels);
+    assert!(labels.contains("Google Workspace"), "{labels:?}");
 }

@@ -21,6 +21,33 @@ use serde_json::{Value, json};
 /// The secret (client secret or API token) every loopback vendor accepts.
 pub const SECRET: &str = "loopback-vendor-secret-7f3a";
 pub const CLIENT_ID: &str = "sleuth-client";
+/// The secret-store names the connectors of these tests read: the secret above, and a
+/// Google service account key.
+pub const SECRET_NAME: &str = "VENDOR_TOKEN";
+pub const GOOGLE_KEY_NAME: &str = "GOOGLE_SERVICE_ACCOUNT";
+/// The service account the loopback Google knows, and the admin it may act for.
+pub const GOOGLE_ACCOUNT: &str = "sleuth-alerts@sleuth-test.iam.gserviceaccount.com";
+pub const GOOGLE_ADMIN: &str = "secops-admin@example.com";
+const GOOGLE_SCOPE: &str = "https://www.googleapis.com/auth/apps.alerts";
+/// Test-only RSA keys: the account's own, and one Google does not know.
+const GOOGLE_TEST_KEY: &str =
+    include_str!("../../../connectors/testdata/service-account-test-key.pem");
+pub const OTHER_TEST_KEY: &str = include_str!("../../../connectors/testdata/other-test-key.pem");
+
+/// A service account key file as Google's console gives it, holding `private_key`.
+pub fn google_key_file(private_key: &str) -> String {
+    json!({
+        "type": "service_account",
+        "project_id": "sleuth-test",
+        "private_key_id": "3f1c9a0d7e5b2c4a6f8e1d0b9c7a5e3f2d1c0b9a",
+        "private_key": private_key,
+        "client_email": GOOGLE_ACCOUNT,
+        "client_id": "104857600000000000001",
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": "https://oauth2.googleapis.com/token",
+    })
+    .to_string()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vendor {
@@ -29,6 +56,7 @@ pub enum Vendor {
     Okta,
     Sentinelone,
     Elastic,
+    Google,
 }
 
 impl Vendor {
@@ -39,19 +67,29 @@ impl Vendor {
             Vendor::Okta => "okta",
             Vendor::Sentinelone => "sentinelone",
             Vendor::Elastic => "elastic",
+            Vendor::Google => "google_workspace",
         }
     }
 
-    fn oauth(self) -> bool {
-        matches!(self, Vendor::Crowdstrike | Vendor::Graph)
+    /// Signs in for a token (OAuth2 client credentials, or Google's signed JWT).
+    pub fn oauth(self) -> bool {
+        matches!(self, Vendor::Crowdstrike | Vendor::Graph | Vendor::Google)
+    }
+
+    /// The name of the secret its connector reads, and the value stored under it.
+    pub fn secret(self) -> (&'static str, String) {
+        match self {
+            Vendor::Google => (GOOGLE_KEY_NAME, google_key_file(GOOGLE_TEST_KEY)),
+            _ => (SECRET_NAME, SECRET.to_owned()),
+        }
     }
 
     /// The connector settings that point at this loopback vendor.
-    pub fn settings(self, address: &str, secret_name: &str, page_size: u32) -> Value {
+    pub fn settings(self, address: &str, page_size: u32) -> Value {
         let base = format!("http://{address}");
         let mut settings = json!({
             "base_url": base,
-            "secret": secret_name,
+            "secret": self.secret().0,
             "page_size": page_size,
             "backfill_hours": 48,
         });
@@ -61,6 +99,11 @@ impl Vendor {
                 settings["client_id"] = json!(CLIENT_ID);
                 settings["tenant_id"] = json!("contoso-tenant");
                 settings["token_url"] = json!(format!("{base}/contoso-tenant/oauth2/v2.0/token"));
+            }
+            Vendor::Google => {
+                // The key names Google's own token endpoint; the setting takes precedence.
+                settings["token_url"] = json!(format!("{base}/token"));
+                settings["subject"] = json!(GOOGLE_ADMIN);
             }
             _ => {}
         }
@@ -106,6 +149,16 @@ impl Vendor {
                 alert["@timestamp"] = json!(time);
                 alert
             }
+            Vendor::Google => {
+                let mut alert = sample("google_workspace_alert.json");
+                let id = json!(format!("{index:08x}-41d6-4a8e-b5c0-7e2d1f6a9c84"));
+                alert["alertId"] = id.clone();
+                alert["metadata"]["alertId"] = id;
+                alert["createTime"] = json!(time);
+                alert["updateTime"] = json!(time);
+                alert["metadata"]["updateTime"] = json!(time);
+                alert
+            }
         }
     }
 
@@ -117,6 +170,7 @@ impl Vendor {
             Vendor::Okta => &alert["published"],
             Vendor::Sentinelone => &alert["threatInfo"]["createdAt"],
             Vendor::Elastic => &alert["@timestamp"],
+            Vendor::Google => &alert["createTime"],
         };
         DateTime::parse_from_rfc3339(text.as_str().unwrap())
             .unwrap()
@@ -208,6 +262,9 @@ impl LoopbackVendor {
                 "/.alerts-security.alerts-default/_search",
                 post(elastic_search),
             ),
+            Vendor::Google => Router::new()
+                .route("/token", post(google_token))
+                .route("/v1beta1/alerts", get(google_alerts)),
         }
         .layer(axum::middleware::from_fn_with_state(shared.clone(), gate))
         .with_state(shared.clone());
@@ -328,7 +385,7 @@ fn authorized(shared: &Shared, authorization: Option<&str>, token_serves: Option
         Vendor::Okta => "SSWS",
         Vendor::Sentinelone => "ApiToken",
         Vendor::Elastic => "ApiKey",
-        Vendor::Crowdstrike | Vendor::Graph => "Bearer",
+        Vendor::Crowdstrike | Vendor::Graph | Vendor::Google => "Bearer",
     };
     let Some(credential) = authorization.strip_prefix(&format!("{scheme} ")) else {
         return false;
@@ -354,9 +411,13 @@ fn issue_token(shared: &Shared, form: &str) -> Option<String> {
     if !valid {
         return None;
     }
+    Some(new_token(shared))
+}
+
+fn new_token(shared: &Shared) -> String {
     let token = format!("token-{}", uuid::Uuid::new_v4());
     shared.tokens.lock().unwrap().insert(token.clone(), 0);
-    Some(token)
+    token
 }
 
 async fn crowdstrike_token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
@@ -614,4 +675,137 @@ async fn elastic_search(State(shared): State<Arc<Shared>>, body: Bytes) -> Respo
         "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
         "hits": {"total": {"value": alerts.len(), "relation": "eq"}, "max_score": null, "hits": hits}}))
     .into_response()
+}
+
+/// Google's token endpoint for a service account (RFC 7523): the assertion must be an
+/// RS256 JWT that the account's public key verifies, from the account, for the Alert
+/// Center scope, addressed to this endpoint, acting for the admin, and at most an hour
+/// long. Google answers a bad one 400 `invalid_grant`.
+async fn google_token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let fields: HashMap<String, String> = form_urlencoded::parse(&body).into_owned().collect();
+    let address = shared.address.lock().unwrap().clone();
+    let audience = format!("http://{address}/token");
+    let verdict = if fields.get("grant_type").map(String::as_str)
+        != Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+    {
+        Err("unsupported_grant_type")
+    } else {
+        fields
+            .get("assertion")
+            .ok_or("invalid_request")
+            .and_then(|jwt| check_google_jwt(jwt, &audience))
+    };
+    match verdict {
+        Ok(()) => axum::Json(
+            json!({"access_token": new_token(&shared), "expires_in": 3599, "token_type": "Bearer"}),
+        )
+        .into_response(),
+        Err(why) => (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "invalid_grant", "error_description": why})),
+        )
+            .into_response(),
+    }
+}
+
+fn check_google_jwt(jwt: &str, audience: &str) -> Result<(), &'static str> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let (signed, signature) = jwt.rsplit_once('.').ok_or("Invalid JWT.")?;
+    let part = |text: &str| -> Result<Value, &'static str> {
+        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| "Invalid JWT.")?;
+        serde_json::from_slice(&bytes).map_err(|_| "Invalid JWT.")
+    };
+    let (header, claims) = signed.split_once('.').ok_or("Invalid JWT.")?;
+    let (header, claims) = (part(header)?, part(claims)?);
+    if header["alg"] != "RS256" {
+        return Err("Invalid JWT: the algorithm must be RS256.");
+    }
+    let pem: String = GOOGLE_TEST_KEY
+        .lines()
+        .filter(|line| !line.starts_with("-----"))
+        .collect();
+    let pkcs8 = STANDARD.decode(pem).unwrap();
+    let key = ring::signature::RsaKeyPair::from_pkcs8(&pkcs8).unwrap();
+    let public = ring::signature::UnparsedPublicKey::new(
+        &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+        key.public().as_ref(),
+    );
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature)
+        .map_err(|_| "Invalid JWT Signature.")?;
+    public
+        .verify(signed.as_bytes(), &signature)
+        .map_err(|_| "Invalid JWT Signature.")?;
+    let now = Utc::now().timestamp();
+    let (iat, exp) = (
+        claims["iat"].as_i64().unwrap_or(0),
+        claims["exp"].as_i64().unwrap_or(0),
+    );
+    if claims["iss"] != GOOGLE_ACCOUNT
+        || claims["aud"] != audience
+        || claims["scope"] != GOOGLE_SCOPE
+    {
+        return Err("Invalid JWT: iss, aud or scope.");
+    }
+    if (iat - now).abs() > 60 || exp <= now || exp - iat > 3600 {
+        return Err(
+            "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.",
+        );
+    }
+    if claims["sub"] != GOOGLE_ADMIN {
+        return Err(
+            "Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.",
+        );
+    }
+    Ok(())
+}
+
+async fn google_alerts(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let bad = |message: &str| {
+        (
+            StatusCode::BAD_REQUEST,
+            axum::Json(
+                json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}),
+            ),
+        )
+            .into_response()
+    };
+    let since = query
+        .get("filter")
+        .and_then(|filter| filter.strip_prefix("createTime >= \""))
+        .and_then(|rest| rest.split('"').next())
+        .and_then(parse_time);
+    let Some(since) = since else {
+        return bad("Request contains an invalid argument: filter");
+    };
+    if query.get("orderBy").map(String::as_str) != Some("create_time asc") {
+        return bad("Request contains an invalid argument: orderBy");
+    }
+    let size = number(&query, "pageSize", 20);
+    let offset: usize = match query.get("pageToken") {
+        Some(token) => match token
+            .strip_prefix("p-")
+            .and_then(|offset| offset.parse().ok())
+        {
+            Some(offset) => offset,
+            None => return bad("Request contains an invalid argument: pageToken"),
+        },
+        None => 0,
+    };
+    let all = shared.alerts.lock().unwrap();
+    let alerts = &all[start_of(&shared, &all, Some(since))..];
+    let page: Vec<Value> = alerts.iter().skip(offset).take(size).cloned().collect();
+    // proto3 JSON: an empty list and an empty token are left out.
+    let mut body = json!({});
+    if !page.is_empty() {
+        body["alerts"] = Value::Array(page.clone());
+    }
+    if offset + page.len() < alerts.len() {
+        body["nextPageToken"] = json!(format!("p-{}", offset + page.len()));
+    }
+    axum::Json(body).into_response()
 }
