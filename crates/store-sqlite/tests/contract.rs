@@ -24,3 +24,4 @@ sleuth_test_support::memory_audit_contract_tests!(open(), url_of);
 sleuth_test_support::sql_change_contract_tests!(open(), url_of);
 sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
+sleuth_test_support::connector_contract_tests!(open());

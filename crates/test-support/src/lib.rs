@@ -5,6 +5,7 @@
 
 pub mod contract;
 pub mod contract_analyst;
+pub mod contract_connectors;
 pub mod contract_memory_audit;
 pub mod contract_response_actions;
 pub mod contract_strategies;
