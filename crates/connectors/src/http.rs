@@ -167,6 +167,14 @@ impl Http {
         self.authorized(|client| client.post(url).json(body)).await
     }
 
+    pub(crate) async fn patch_json(
+        &mut self,
+        url: &str,
+        body: &Value,
+    ) -> Result<Answer, PollError> {
+        self.authorized(|client| client.patch(url).json(body)).await
+    }
+
     /// Sends with the credentials; a 401 with an OAuth2 token gets one fresh token and one
     /// more try (the token expired or was revoked early).
     async fn authorized(
@@ -180,10 +188,13 @@ impl Http {
                 .exchange(|client| request(client).header(AUTHORIZATION, &authorization))
                 .await?;
             if status.is_success() {
-                return Ok(Answer {
-                    body: self.json(&text)?,
-                    headers,
-                });
+                // An update may answer 204 No Content.
+                let body = if text.trim().is_empty() {
+                    Value::Null
+                } else {
+                    self.json(&text)?
+                };
+                return Ok(Answer { body, headers });
             }
             if status == StatusCode::UNAUTHORIZED
                 && !refreshed

@@ -14,6 +14,7 @@ mod http;
 mod service_account;
 mod settings;
 mod vendors;
+mod write_back;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 pub use http::Timing;
 pub use settings::{Settings, SettingsError, Severity};
+pub use write_back::{Conclusion, Verdict, alert_id};
 
 /// A vendor whose alerts a connector polls. Spelled once here (`as_str`, `parse`, `ALL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,6 +224,11 @@ impl Poller {
 
     pub fn kind(&self) -> Kind {
         self.kind
+    }
+
+    /// Sends `verdict` to the vendor's alert `alert_id` (see `write_back.rs`).
+    pub async fn write_back(&mut self, alert_id: &str, verdict: &Verdict) -> Result<(), PollError> {
+        write_back::write(&mut self.http, self.kind, &self.settings, alert_id, verdict).await
     }
 
     /// Reads the page after `cursor` (`None`: the first, at the start of the backfill
