@@ -277,6 +277,17 @@ pub struct Policy {
     /// prohibited | authorized
     pub effect: String,
     pub matches: Vec<String>,
+    /// Alert labels or tags (whole, any case) that make the policy apply, as a match does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Text whose presence lifts the policy (a change ticket's prefix for "root use needs
+    /// a ticket").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unless: Vec<String>,
+    /// Domains the policy holds inside: it applies only when the alert names an email
+    /// address or domain outside all of them ("Owner is never granted outside example.com").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -654,15 +654,40 @@ impl Context {
             .map(String::as_str)
     }
 
-    /// The policies whose match terms appear in `text` (lower-cased by the caller).
-    pub fn policies_matching<'c>(&'c self, lowered_text: &str) -> Vec<&'c Policy> {
+    /// The policies that apply to an alert: one of its match terms appears in `text`
+    /// (lower-cased by the caller) or one of its labels is among `tags`, none of its
+    /// `unless` terms appears, and, when it names `outside` domains, one of `addresses`
+    /// (email addresses and domains) lies outside them all.
+    pub fn policies_matching<'c>(
+        &'c self,
+        lowered_text: &str,
+        tags: &[String],
+        addresses: &[&str],
+    ) -> Vec<&'c Policy> {
+        let appears = |terms: &[String]| {
+            terms.iter().any(|term| {
+                !term.trim().is_empty() && lowered_text.contains(&term.trim().to_lowercase())
+            })
+        };
         self.document
             .policies
             .iter()
             .filter(|policy| {
-                policy.matches.iter().any(|term| {
-                    !term.trim().is_empty() && lowered_text.contains(&term.trim().to_lowercase())
-                })
+                let labelled = policy.labels.iter().any(|label| {
+                    tags.iter()
+                        .any(|tag| tag.trim().eq_ignore_ascii_case(label.trim()))
+                });
+                let outside = policy.outside.is_empty()
+                    || addresses.iter().any(|address| {
+                        let domain = address
+                            .rsplit_once('@')
+                            .map_or(*address, |(_, domain)| domain);
+                        !policy
+                            .outside
+                            .iter()
+                            .any(|inside| domain_within(domain, inside.trim()))
+                    });
+                (appears(&policy.matches) || labelled) && !appears(&policy.unless) && outside
             })
             .collect()
     }
@@ -1173,5 +1198,52 @@ mod tests {
         .unwrap();
         let ContextErrors(problems) = Context::build(document).expect_err("three problems");
         assert_eq!(problems.len(), 3, "{problems:?}");
+    }
+
+    #[test]
+    fn a_policy_applies_on_its_terms_or_labels_unless_lifted_and_only_outside_its_domains() {
+        let context = Context::build(
+            ContextDocument::from_toml(
+                r#"
+[[policies]]
+statement = "Owner is never granted outside example.com."
+effect = "prohibited"
+matches = ["roles/owner"]
+outside = ["example.com"]
+
+[[policies]]
+statement = "Root use needs a change ticket."
+effect = "prohibited"
+matches = ["sudo to root"]
+unless = ["chg0"]
+
+[[policies]]
+statement = "Incidents labelled test are the detection team's rehearsals."
+effect = "authorized"
+labels = ["Test"]
+"#,
+            )
+            .expect("reads"),
+        )
+        .expect("valid");
+        let statements = |text: &str, tags: &[&str], addresses: &[&str]| -> Vec<String> {
+            let tags: Vec<String> = tags.iter().map(|tag| (*tag).to_string()).collect();
+            context
+                .policies_matching(text, &tags, addresses)
+                .iter()
+                .map(|policy| policy.statement.chars().take(5).collect())
+                .collect()
+        };
+        let grant = "setiampolicy roles/owner";
+        assert_eq!(
+            statements(grant, &[], &["a@example.com", "x@gmail.com"]),
+            ["Owner"]
+        );
+        assert!(statements(grant, &[], &["a@example.com", "b@eu.example.com"]).is_empty());
+        assert!(statements(grant, &[], &["a@example.com.evil.net"]).len() == 1);
+        assert_eq!(statements("sudo to root on db-01", &[], &[]), ["Root "]);
+        assert!(statements("sudo to root on db-01 for chg0031822", &[], &[]).is_empty());
+        assert_eq!(statements("anything", &["test"], &[]), ["Incid"]);
+        assert!(statements("a test of nothing", &["testing"], &[]).is_empty());
     }
 }

@@ -443,7 +443,21 @@ fn policies(case: &Case<'_>, out: &mut Vec<Judgement>) {
         haystack.push('\n');
         haystack.push_str(&entity.value.to_lowercase());
     }
-    for policy in case.context.policies_matching(&haystack) {
+    let addresses: Vec<&str> = case
+        .alert
+        .entities
+        .iter()
+        .filter(|entity| {
+            let address = matches!(entity.kind, EntityKind::Email | EntityKind::Domain)
+                || (entity.kind == EntityKind::User && entity.value.contains('@'));
+            address && !case.is_handler(entity)
+        })
+        .map(|entity| entity.value.as_str())
+        .collect();
+    for policy in case
+        .context
+        .policies_matching(&haystack, &case.signals.tags, &addresses)
+    {
         let authorized = policy.effect == "authorized";
         let judgement = if authorized {
             Judgement::new(
