@@ -83,6 +83,7 @@ pub fn run(
                 alert: &parsed,
                 raw: &raw_map,
                 history: &history,
+                facts: &sleuth_domain::Facts::default(),
                 strategies: &[],
                 now,
             },

@@ -50,6 +50,7 @@ pub fn run(
             alert: &parsed,
             raw,
             history: &history,
+            facts: &sleuth_domain::Facts::default(),
             strategies: &[],
             now,
         },

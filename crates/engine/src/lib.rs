@@ -4,7 +4,8 @@
 //! touches the network, the disk, the database or the clock (`now` is passed in).
 //!
 //! One investigation, top to bottom ([`investigate`]): build the `Case` (every
-//! entity looked up in the context) → run the playbooks (judgements with weights) → the
+//! entity looked up in the context) → run the playbooks (judgements with weights), and
+//! judge what the data sources answered (`playbooks::data_sources`) → the
 //! verdict (outcome, priority) → custom strategies → the narrative.
 #![forbid(unsafe_code)]
 
@@ -21,7 +22,7 @@ mod verdict;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    History, InvestigationResult, Outcome, ParsedAlert, Strategy, Timestamp, mitre,
+    Facts, History, InvestigationResult, Outcome, ParsedAlert, Strategy, Timestamp, mitre,
 };
 
 pub use context::{Context, ContextDocument, ContextErrors, Intel, IntelKind};
@@ -38,6 +39,9 @@ pub struct EngineInput<'a> {
     /// parser's signals); it is here for the narrative model, when one is configured.
     pub raw: &'a Map<String, Value>,
     pub history: &'a History,
+    /// What the team's own systems (data sources) answered about the alert's entities,
+    /// gathered by the caller before the engine runs.
+    pub facts: &'a Facts,
     /// The latest enabled version of every custom strategy.
     pub strategies: &'a [Strategy],
     pub now: Timestamp,
@@ -48,6 +52,7 @@ pub fn investigate(input: &EngineInput<'_>, context: &Context) -> InvestigationR
     let case = Case::new(input.alert, input.history, context);
     let claim = claim::of(&case);
     let mut judgements = playbooks::run_all(&case);
+    playbooks::data_sources::run(&case, &claim, input.facts, &mut judgements);
     playbooks::common::never_rules(&case, &claim, &mut judgements);
     playbooks::common::people_state(&case, &claim, &mut judgements);
     playbooks::history::feedback_yields_to_fresh_harm(&mut judgements);

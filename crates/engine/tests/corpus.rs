@@ -50,6 +50,7 @@ fn investigate(alert: &Value, context: &Context) -> InvestigationResult {
             alert: &parsed,
             raw: &raw,
             history: &History::default(),
+            facts: &sleuth_domain::Facts::default(),
             strategies: &[],
             now: chrono::Utc::now(),
         },

@@ -53,6 +53,7 @@ fn what_sleuth_already_knows_weighs_as_an_analyst_would() {
                 alert: &parsed,
                 raw: &raw,
                 history: &history,
+                facts: &sleuth_domain::Facts::default(),
                 strategies: &[],
                 now: chrono::Utc::now(),
             },

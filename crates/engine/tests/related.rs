@@ -41,6 +41,7 @@ fn the_hypothesis_lists_the_first_twenty_related_alerts_with_their_verdicts() {
             alert: &parsed,
             raw: &Map::new(),
             history: &history,
+            facts: &sleuth_domain::Facts::default(),
             strategies: &[],
             now: chrono::Utc::now(),
         },

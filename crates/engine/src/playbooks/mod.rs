@@ -5,6 +5,7 @@
 pub(crate) mod behaviour;
 pub(crate) mod cloud;
 pub mod common;
+pub(crate) mod data_sources;
 mod email;
 pub(crate) mod endpoint;
 pub(crate) mod history;

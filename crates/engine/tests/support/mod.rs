@@ -14,6 +14,7 @@ pub fn investigate(alert: &Value, context: &str) -> InvestigationResult {
             alert: &parsed,
             raw: &Map::new(),
             history: &History::default(),
+            facts: &sleuth_domain::Facts::default(),
             strategies: &[],
             now: chrono::Utc::now(),
         },
