@@ -116,7 +116,9 @@ impl HttpSource {
             lookup.path.fill(value, Place::Path)
         );
         url.set_path(&path);
-        {
+        // Only when there are pairs: an empty `query_pairs_mut` leaves a bare `?`, which
+        // some vendors' routers and request signatures do not take as the same URL.
+        if !lookup.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
             for (name, template) in &lookup.query {
                 pairs.append_pair(name, &template.fill(value, Place::Other));
