@@ -55,16 +55,6 @@ pub enum ConnectorCommand {
     Remove { id: i64 },
 }
 
-fn settings_json(text: &str) -> anyhow::Result<serde_json::Value> {
-    let text = match text.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|error| anyhow::anyhow!("cannot read {path}: {error}"))?,
-        None => text.to_string(),
-    };
-    serde_json::from_str(&text)
-        .map_err(|error| anyhow::anyhow!("the settings are not JSON: {error}"))
-}
-
 async fn check(
     store: &std::sync::Arc<dyn Store>,
     kind: sleuth_connectors::Kind,
@@ -142,7 +132,7 @@ pub async fn run(settings: &Settings, command: ConnectorCommand) -> anyhow::Resu
             paused,
         } => {
             let kind = kind_of(&kind)?;
-            let connector_settings = settings_json(&text)?;
+            let connector_settings = crate::args::json_argument(&text, "settings")?;
             check(&store, kind, &connector_settings).await?;
             if !(1..=86_400).contains(&interval) {
                 anyhow::bail!("--interval must be between 1 and 86400 seconds");
@@ -183,7 +173,7 @@ pub async fn run(settings: &Settings, command: ConnectorCommand) -> anyhow::Resu
             let current = store.get_connector(id).await?;
             let new_settings = match text {
                 Some(text) => {
-                    let value = settings_json(&text)?;
+                    let value = crate::args::json_argument(&text, "settings")?;
                     check(&store, kind_of(&current.kind)?, &value).await?;
                     Some(value)
                 }

@@ -5,10 +5,12 @@
 #![allow(clippy::print_stdout)]
 
 mod apikey;
+mod args;
 mod audit;
 mod backup;
 mod connector;
 mod context;
+mod data_source;
 mod eval;
 mod investigate;
 mod open;
@@ -78,6 +80,11 @@ enum Command {
     Connector {
         #[command(subcommand)]
         command: connector::ConnectorCommand,
+    },
+    /// Manage data sources: the team's systems investigations ask (docs/data-sources.md).
+    DataSource {
+        #[command(subcommand)]
+        command: data_source::DataSourceCommand,
     },
     /// Manage the secrets response scripts read (values from stdin, never shown).
     Secret {
@@ -223,6 +230,7 @@ fn main() -> ExitCode {
             Command::Secret { command } => secret::run(&settings, command).await,
             Command::PushSource { command } => push_source::run(&settings, command).await,
             Command::Connector { command } => connector::run(&settings, command).await,
+            Command::DataSource { command } => data_source::run(&settings, command).await,
             Command::Investigate {
                 file,
                 schema_key,

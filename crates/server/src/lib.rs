@@ -13,6 +13,7 @@ pub mod connections;
 pub mod connector_runtime;
 pub mod context_source;
 pub mod context_status;
+pub mod data_sources;
 pub mod dto;
 pub mod error;
 pub mod extract;
@@ -74,6 +75,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::push_sources::router())
         .merge(routes::push::router())
         .merge(routes::connectors::router())
+        .merge(routes::data_sources::router())
 }
 
 /// The OpenAPI document Sleuth serves.

@@ -55,6 +55,21 @@ struct ConnectorLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DataSourceCallLabels {
+    /// The source's name (admins make them; their number is small).
+    source: String,
+    /// called (the source was asked) or cache (a kept answer).
+    origin: &'static str,
+    /// ok or error (no answer: down, too slow, refused, breaker open).
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DataSourceLabels {
+    source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     route: String,
 }
@@ -79,6 +94,9 @@ pub struct Metrics {
     connector_alerts: Family<ConnectorAlertLabels, Counter>,
     connector_polls: Family<ConnectorPollLabels, Counter>,
     connector_caught_up: Family<ConnectorLabels, Gauge>,
+    data_source_calls: Family<DataSourceCallLabels, Counter>,
+    data_source_latency: Family<DataSourceLabels, Histogram>,
+    data_source_breaker_open: Family<DataSourceLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -152,7 +170,31 @@ impl Default for Metrics {
             "When a connector last read every page its vendor had (Unix time); its lag is now minus this",
             connector_caught_up.clone(),
         );
+        let data_source_calls = Family::<DataSourceCallLabels, Counter>::default();
+        registry.register(
+            "data_source_lookups",
+            "Look-ups of a data source by investigations, by source, origin and result",
+            data_source_calls.clone(),
+        );
+        let data_source_latency =
+            Family::<DataSourceLabels, Histogram>::new_with_constructor(|| {
+                Histogram::new(LATENCY_BUCKETS)
+            });
+        registry.register(
+            "data_source_lookup_duration_seconds",
+            "How long an investigation waited for one look-up, by source (cache hits included)",
+            data_source_latency.clone(),
+        );
+        let data_source_breaker_open = Family::<DataSourceLabels, Gauge>::default();
+        registry.register(
+            "data_source_breaker_open",
+            "1 while a data source's circuit breaker is open or probing, 0 while closed",
+            data_source_breaker_open.clone(),
+        );
         Metrics {
+            data_source_calls,
+            data_source_latency,
+            data_source_breaker_open,
             connector_alerts,
             connector_polls,
             connector_caught_up,
@@ -221,6 +263,40 @@ impl Metrics {
                 })
                 .set(at);
         }
+    }
+
+    /// Counts one look-up of a data source by an investigation.
+    pub fn data_source_call(
+        &self,
+        source: &str,
+        origin: sleuth_sources::Origin,
+        failed: bool,
+        elapsed: std::time::Duration,
+    ) {
+        self.data_source_calls
+            .get_or_create(&DataSourceCallLabels {
+                source: source.to_string(),
+                origin: match origin {
+                    sleuth_sources::Origin::Called => "called",
+                    sleuth_sources::Origin::Cache => "cache",
+                },
+                result: if failed { "error" } else { "ok" },
+            })
+            .inc();
+        self.data_source_latency
+            .get_or_create(&DataSourceLabels {
+                source: source.to_string(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Notes the state of a data source's circuit breaker.
+    pub fn data_source_breaker(&self, source: &str, state: sleuth_sources::BreakerState) {
+        self.data_source_breaker_open
+            .get_or_create(&DataSourceLabels {
+                source: source.to_string(),
+            })
+            .set(i64::from(state != sleuth_sources::BreakerState::Closed));
     }
 
     /// The exposition (OpenMetrics text), with `pending_jobs` read by the caller from the

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    Canceled, Evidence, Finding, FindingOutcome, History, InvestigationResult, Outcome,
+    Canceled, Evidence, Facts, Finding, FindingOutcome, History, InvestigationResult, Outcome,
     ParsedAlert, Priority, Strategy, StrategyEffects, Timestamp,
 };
 use sleuth_engine::EngineInput;
@@ -161,14 +161,16 @@ pub async fn strategies_in_force(
 }
 
 /// What the engine reads about a stored investigation's alert besides the alert itself:
-/// its history and the raw content. Gathered once, it can be run with several sets of
-/// strategies (a backtest runs it twice).
+/// its history, what the data sources said, and the raw content. Gathered once, it can be
+/// run with several sets of strategies (a backtest runs it twice).
 pub struct Gathered {
     history: History,
+    facts: Facts,
     raw: Map<String, Value>,
 }
 
-/// The history and raw content of the investigation's alert, as a worker reads them.
+/// The history, the data sources' answers and the raw content of the investigation's
+/// alert, as a worker reads them. The sources are asked while history is read.
 pub async fn gather(
     state: &AppState,
     store: &Arc<dyn Store>,
@@ -177,22 +179,36 @@ pub async fn gather(
     let alert = &record.alert;
     let window_hours =
         i64::try_from(state.settings().engine.correlation_window_hours).unwrap_or(72);
-    let history = store
-        .history(&HistoryQuery {
-            alert_id: alert.id,
-            investigation_id: record.id,
-            entities: alert.parsed.entities.clone(),
-            alert_type: alert.parsed.alert_type.clone(),
-            direct_source_label: alert.parsed.direct_source_label.clone(),
-            since: alert.parsed.create_time - chrono::Duration::hours(window_hours),
-            limit: HISTORY_LIMIT,
-            tenant_union_id: alert.tenant_union.id,
-            tenant_id: alert.parsed.tenant_id.clone(),
-        })
-        .await?;
+    let facts = async {
+        match state.data_sources() {
+            Some(sources) => {
+                sources
+                    .gather(state, store, &alert.parsed, alert.tenant_union.id)
+                    .await
+            }
+            None => Facts::default(),
+        }
+    };
+    let query = HistoryQuery {
+        alert_id: alert.id,
+        investigation_id: record.id,
+        entities: alert.parsed.entities.clone(),
+        alert_type: alert.parsed.alert_type.clone(),
+        direct_source_label: alert.parsed.direct_source_label.clone(),
+        since: alert.parsed.create_time - chrono::Duration::hours(window_hours),
+        limit: HISTORY_LIMIT,
+        tenant_union_id: alert.tenant_union.id,
+        tenant_id: alert.parsed.tenant_id.clone(),
+    };
+    let (history, facts) = tokio::join!(store.history(&query), facts);
+    let history = history?;
     let raw: Map<String, Value> =
         serde_json::from_str(&alert.raw_alert_content).unwrap_or_default();
-    Ok(Gathered { history, raw })
+    Ok(Gathered {
+        history,
+        facts,
+        raw,
+    })
 }
 
 /// Runs the engine on the investigation's alert with the operator's context in force and
@@ -211,6 +227,7 @@ pub fn run_engine(
         alert: &record.alert.parsed,
         raw: &gathered.raw,
         history: &gathered.history,
+        facts: &gathered.facts,
         strategies,
         now,
     };

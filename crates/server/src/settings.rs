@@ -20,6 +20,46 @@ pub struct Settings {
     pub sandbox: crate::script_sandbox::SandboxSettings,
     pub secrets: SecretSettings,
     pub retention: RetentionSettings,
+    pub data_sources: DataSourceSettings,
+}
+
+/// How investigations ask the data sources (docs/data-sources.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSourceSettings {
+    /// The time one investigation may spend on all its sources together.
+    pub budget_seconds: f64,
+    /// How often a process reads the stored sources again, so that a change made through
+    /// another process applies.
+    pub refresh_seconds: u64,
+}
+
+impl Default for DataSourceSettings {
+    fn default() -> DataSourceSettings {
+        DataSourceSettings {
+            budget_seconds: 10.0,
+            refresh_seconds: 10,
+        }
+    }
+}
+
+impl DataSourceSettings {
+    pub fn budget(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.budget_seconds)
+    }
+
+    fn problem(&self) -> Option<String> {
+        if !(self.budget_seconds.is_finite()
+            && self.budget_seconds > 0.0
+            && self.budget_seconds <= 120.0)
+        {
+            return Some("data_sources.budget_seconds must be more than 0 and at most 120".into());
+        }
+        if self.refresh_seconds == 0 {
+            return Some("data_sources.refresh_seconds must be at least 1".into());
+        }
+        None
+    }
 }
 
 /// How long concluded investigations are kept (docs/operations.md).
@@ -405,6 +445,9 @@ impl Settings {
             ));
         }
         if let Some(problem) = self.sandbox.problem() {
+            return Err(SettingsError::Invalid(problem));
+        }
+        if let Some(problem) = self.data_sources.problem() {
             return Err(SettingsError::Invalid(problem));
         }
         if let Some(problem) = self.secrets.problem() {

@@ -14,6 +14,16 @@ use crate::settings::Settings;
 #[derive(Clone)]
 pub struct AppState(Arc<Shared>);
 
+/// An [`AppState`] that does not keep it alive.
+#[derive(Clone)]
+pub struct WeakAppState(std::sync::Weak<Shared>);
+
+impl WeakAppState {
+    pub fn upgrade(&self) -> Option<AppState> {
+        self.0.upgrade().map(AppState)
+    }
+}
+
 pub struct Shared {
     pub settings: Settings,
     /// Set once the database is reachable and migrated; until then API calls answer 503.
@@ -25,7 +35,10 @@ pub struct Shared {
     metrics: Arc<Metrics>,
     /// The script runner, once the start-up probe ran; without it scripts do not run and
     /// script endpoints answer 503.
-    sandbox: OnceLock<sleuth_sandbox::Sandbox>,
+    sandbox: OnceLock<Arc<sleuth_sandbox::Sandbox>>,
+    /// The data sources investigations ask, made on first use (after the sandbox, which
+    /// runs enrichment scripts); `Err` when they could not be made (logged once).
+    data_sources: OnceLock<Result<Arc<crate::data_sources::DataSources>, String>>,
     /// The keys that seal and open script secrets (`secret_keys`); without them secrets
     /// cannot be set, and sealed ones cannot be handed to scripts.
     keyring: OnceLock<Arc<crate::secret_keys::Keyring>>,
@@ -53,6 +66,7 @@ impl AppState {
             context_status: RwLock::new(crate::context_status::Status::default()),
             metrics: Arc::new(Metrics::default()),
             sandbox: OnceLock::new(),
+            data_sources: OnceLock::new(),
             keyring: OnceLock::new(),
             secrets_problem: RwLock::new(None),
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
@@ -100,11 +114,37 @@ impl AppState {
 
     /// Makes the sandbox available; later calls are ignored (the first sandbox stays).
     pub fn set_sandbox(&self, sandbox: sleuth_sandbox::Sandbox) {
-        let _ = self.0.sandbox.set(sandbox);
+        let _ = self.0.sandbox.set(Arc::new(sandbox));
     }
 
     pub fn sandbox_if_set(&self) -> Option<&sleuth_sandbox::Sandbox> {
-        self.0.sandbox.get()
+        self.0.sandbox.get().map(Arc::as_ref)
+    }
+
+    /// The sandbox for holders that outlive a borrow (the data sources' scripts).
+    pub fn sandbox_shared(&self) -> Option<Arc<sleuth_sandbox::Sandbox>> {
+        self.0.sandbox.get().cloned()
+    }
+
+    /// The data sources of this process, made on first use; `None` when they could not be
+    /// made (no HTTP client: logged once, and investigations go on without sources).
+    pub fn data_sources(&self) -> Option<&Arc<crate::data_sources::DataSources>> {
+        self.0
+            .data_sources
+            .get_or_init(|| {
+                crate::data_sources::DataSources::new(self)
+                    .map(Arc::new)
+                    .inspect_err(|error| {
+                        tracing::error!("the data sources cannot run: {error}");
+                    })
+            })
+            .as_ref()
+            .ok()
+    }
+
+    /// A handle that does not keep the state alive (for what the state itself holds).
+    pub fn downgrade(&self) -> WeakAppState {
+        WeakAppState(Arc::downgrade(&self.0))
     }
 
     /// Makes the secrets keyring available; later calls are ignored (the first stays).

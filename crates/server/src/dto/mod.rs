@@ -6,6 +6,7 @@ pub mod api_key;
 pub mod audit;
 pub mod connector;
 pub mod context_memory;
+pub mod data_source;
 pub mod investigation;
 pub mod note;
 pub mod push_source;

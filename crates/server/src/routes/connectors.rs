@@ -132,7 +132,10 @@ async fn validate_settings(
     Ok(())
 }
 
-async fn validate_tenant_union(store: &dyn Store, tenant_union_id: Option<i64>) -> ApiResult<()> {
+pub(crate) async fn validate_tenant_union(
+    store: &dyn Store,
+    tenant_union_id: Option<i64>,
+) -> ApiResult<()> {
     let Some(tenant_union_id) = tenant_union_id else {
         return Ok(());
     };

@@ -6,6 +6,7 @@ pub mod audit_log;
 pub mod connectors;
 pub mod context;
 pub mod context_memory;
+pub mod data_sources;
 pub mod feedback;
 pub mod health;
 pub mod investigations;

@@ -8,6 +8,7 @@ mod analyst;
 mod audit_log;
 mod connectors;
 mod context_memory;
+mod data_sources;
 mod engine;
 mod foundation;
 mod fuzz;
