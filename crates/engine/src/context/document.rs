@@ -62,8 +62,97 @@ pub struct Scanner {
     pub name: String,
     pub ips: Vec<String>,
     pub hosts: Vec<String>,
+    /// Kubernetes namespaces its jobs run in (an in-cluster scanner has no fixed address).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
+    /// The cloud identities it acts as: a role or user ARN, a service-account email, a user
+    /// name, compared whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cloud_identities: Vec<String>,
+    /// When it scans, in UTC: `"Tue 01:00-05:00"`, `"Mon-Fri 22:00-02:00"`, `"02:00-04:00"`
+    /// (every day). Empty: any time. Outside them it is not scanning for you.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// A scanning window read: the weekdays (Monday = 0) and the minutes of the day it spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    days: [bool; 7],
+    start: u32,
+    end: u32,
+}
+
+const DAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+
+impl Window {
+    /// Reads `"Tue 01:00-05:00"`, `"Mon-Fri 22:00-02:00"` or `"02:00-04:00"`.
+    pub fn parse(text: &str) -> Result<Window, String> {
+        let wrong = || {
+            format!(
+                "window '{}' is not like \"Tue 01:00-05:00\", \"Mon-Fri 22:00-02:00\" or \"02:00-04:00\" (UTC)",
+                crate::truncate(text, 40)
+            )
+        };
+        let (days, hours) = match text.trim().split_once(' ') {
+            Some((days, hours)) => (Some(days.trim()), hours.trim()),
+            None => (None, text.trim()),
+        };
+        let day = |name: &str| {
+            DAYS.iter()
+                .position(|day| name.to_ascii_lowercase().starts_with(day))
+                .ok_or_else(wrong)
+        };
+        let mut set = [days.is_none(); 7];
+        if let Some(days) = days {
+            for part in days.split(',') {
+                match part.split_once('-') {
+                    Some((first, last)) => {
+                        let (first, last) = (day(first)?, day(last)?);
+                        let mut index = first;
+                        loop {
+                            set[index] = true;
+                            if index == last {
+                                break;
+                            }
+                            index = (index + 1) % 7;
+                        }
+                    }
+                    None => set[day(part)?] = true,
+                }
+            }
+        }
+        let minute = |clock: &str| -> Result<u32, String> {
+            let (hour, minute) = clock.trim().split_once(':').ok_or_else(wrong)?;
+            let (hour, minute): (u32, u32) = (
+                hour.parse().map_err(|_| wrong())?,
+                minute.parse().map_err(|_| wrong())?,
+            );
+            if hour > 24 || minute > 59 || (hour == 24 && minute > 0) {
+                return Err(wrong());
+            }
+            Ok(hour * 60 + minute)
+        };
+        let (start, end) = hours.split_once('-').ok_or_else(wrong)?;
+        Ok(Window {
+            days: set,
+            start: minute(start)?,
+            end: minute(end)?,
+        })
+    }
+
+    /// Whether a moment (weekday, Monday = 0, and minute of the day, UTC) is inside. A
+    /// window that ends before it starts runs past midnight into the next day.
+    pub fn contains(&self, weekday: usize, minute: u32) -> bool {
+        if self.start <= self.end {
+            self.days[weekday % 7] && (self.start..self.end).contains(&minute)
+        } else {
+            (self.days[weekday % 7] && minute >= self.start)
+                || (self.days[(weekday + 6) % 7] && minute < self.end)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

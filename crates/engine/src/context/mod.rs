@@ -15,7 +15,7 @@ use sleuth_parsers::entities::{self, user_base_name};
 pub use document::{
     AdminTool, Asset, CloudResource, ContextDocument, Geo, Honeytoken, Identity, IntelEntry,
     IntelFeed, KnownGood, Network, Organization, PhishingSimulation, Policy, Scanner, Segment,
-    ServiceAccount, SocTests,
+    ServiceAccount, SocTests, Window,
 };
 
 /// How an intel indicator is matched.
@@ -380,6 +380,13 @@ impl Context {
                 &account.never,
                 &format!("{what}: never"),
             ));
+        }
+        for scanner in &document.scanners {
+            for window in &scanner.windows {
+                if let Err(problem) = document::Window::parse(window) {
+                    problems.push(format!("scanners '{}': {problem}", scanner.name));
+                }
+            }
         }
         for identity in &document.identities {
             let what = format!("identities '{}'", identity.user);

@@ -7,7 +7,7 @@ use sleuth_domain::{EntityKind, SourceVerdict};
 
 use crate::case::Case;
 use crate::claim::Behaviour;
-use crate::context::{Honeytoken, Intel};
+use crate::context::{Honeytoken, Intel, Scanner, Window};
 use crate::judgement::{Covers, Judgement, Weight};
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
@@ -350,14 +350,95 @@ pub(crate) const SCAN_WORDS: &[&str] = &[
     "excessive failed",
 ];
 
+/// The authorised scanner the alert comes from, and what named it: an address or host of
+/// the scanner, else a Kubernetes namespace its jobs run in, else a cloud identity it acts as.
+fn scanner_of<'c>(case: &Case<'c>) -> Option<(String, &'c Scanner)> {
+    if let Some(found) = case.known.iter().find_map(|(entity, knowledge)| {
+        knowledge
+            .scanner
+            .map(|scanner| (entity.value.clone(), scanner))
+    }) {
+        return Some(found);
+    }
+    let scanners = &case.context.document().scanners;
+    let in_namespace = |namespace: &str| {
+        let namespace = namespace.trim().to_lowercase();
+        !namespace.is_empty()
+            && (case.signals.tags.iter().any(|tag| {
+                tag.to_lowercase().strip_prefix("namespace:") == Some(namespace.as_str())
+            }) || case
+                .alert
+                .entities_of(EntityKind::CloudResource)
+                .any(|resource| {
+                    resource
+                        .to_lowercase()
+                        .starts_with(&format!("{namespace}/"))
+                }))
+    };
+    for scanner in scanners {
+        if let Some(namespace) = scanner
+            .namespaces
+            .iter()
+            .find(|namespace| in_namespace(namespace))
+        {
+            return Some((format!("namespace {}", namespace.trim()), scanner));
+        }
+    }
+    for scanner in scanners {
+        for (entity, _) in &case.known {
+            if matches!(
+                entity.kind,
+                EntityKind::User | EntityKind::Email | EntityKind::CloudResource
+            ) && !case.is_handler(entity)
+                && scanner
+                    .cloud_identities
+                    .iter()
+                    .any(|identity| identity.trim().eq_ignore_ascii_case(&entity.value))
+            {
+                return Some((entity.value.clone(), scanner));
+            }
+        }
+    }
+    None
+}
+
+/// Whether the alert's time is inside one of the scanner's windows (no windows: always).
+fn in_window(case: &Case<'_>, scanner: &Scanner) -> bool {
+    use chrono::{Datelike, Timelike};
+    let time = case.alert.create_time;
+    let weekday = time.weekday().num_days_from_monday() as usize;
+    let minute = time.hour() * 60 + time.minute();
+    scanner.windows.is_empty()
+        || scanner.windows.iter().any(|window| {
+            Window::parse(window).is_ok_and(|window| window.contains(weekday, minute))
+        })
+}
+
 fn authorised_scanner(case: &Case<'_>, out: &mut Vec<Judgement>) {
-    let Some((entity, scanner)) = case
-        .known
-        .iter()
-        .find_map(|(entity, knowledge)| knowledge.scanner.map(|scanner| (entity, scanner)))
-    else {
+    let Some((named, scanner)) = scanner_of(case) else {
         return;
     };
+    if !in_window(case, scanner) {
+        out.push(
+            Judgement::new(
+                Weight::Suspicious,
+                format!("The scanner '{}' acted outside its windows", scanner.name),
+                format!(
+                    "{named} belongs to the authorised scanner '{}', which scans only {} (UTC); this \
+                     alert is from {}. Outside its windows it is not scanning for you: someone may be \
+                     using it, or its schedule changed.",
+                    scanner.name,
+                    scanner.windows.join(", "),
+                    case.alert.create_time.format("%a %H:%M")
+                ),
+            )
+            .artifact(named.clone())
+            .evidence("authorised_scanner", json!({"entity": named, "scanner": scanner.name, "windows": scanner.windows, "in_window": false}))
+            .tag("scanner_outside_window", scanner.name.clone()),
+        );
+        return;
+    }
+    let entity_value = named;
     let scan_like = case.mentions(SCAN_WORDS)
         || case.signals.mitre_tactics.iter().any(|tactic| {
             matches!(
@@ -374,15 +455,15 @@ fn authorised_scanner(case: &Case<'_>, out: &mut Vec<Judgement>) {
         out.push(
             Judgement::new(
                 Weight::Dismisses,
-                format!("{} is the authorised scanner '{}'", entity.value, scanner.name),
+                format!("{} is the authorised scanner '{}'", entity_value, scanner.name),
                 format!(
                     "The activity comes from {}, the operator's authorised scanner '{}'{note}; scanning \
                      and vulnerability probes are what it is there to do.",
-                    entity.value, scanner.name
+                    entity_value, scanner.name
                 ),
             )
-            .artifact(entity.value.clone())
-            .evidence("authorised_scanner", json!({"entity": entity.value, "scanner": scanner.name, "note": scanner.note}))
+            .artifact(entity_value.clone())
+            .evidence("authorised_scanner", json!({"entity": entity_value, "scanner": scanner.name, "note": scanner.note}))
             .tag("authorized_scanner", scanner.name.clone())
             .remediation(format!(
                 "No action on the host; if this detection fires on every scan, tune it to exclude the scanner '{}'",
@@ -393,14 +474,14 @@ fn authorised_scanner(case: &Case<'_>, out: &mut Vec<Judgement>) {
         out.push(
             Judgement::new(
                 Weight::Neutral,
-                format!("{} is the authorised scanner '{}'", entity.value, scanner.name),
+                format!("{} is the authorised scanner '{}'", entity_value, scanner.name),
                 format!(
                     "{} is the authorised scanner '{}', but this alert is not about scanning, so that does \
                      not explain it.",
-                    entity.value, scanner.name
+                    entity_value, scanner.name
                 ),
             )
-            .artifact(entity.value.clone()),
+            .artifact(entity_value.clone()),
         );
     }
 }
