@@ -352,3 +352,37 @@ fn a_source_that_could_not_answer_is_said_and_weighs_only_where_it_could_decide(
         sleuth_domain::FindingOutcome::Incomplete
     );
 }
+
+#[test]
+fn a_server_is_said_and_a_domain_controller_is_urgent() {
+    let sha256 = "5b2f1e0c9a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f";
+    let alert = process_alert("New process observed", sha256);
+    let role = |role: &str| {
+        facts(vec![answer(
+            "falcon-hosts",
+            SourceKind::Endpoint,
+            Entity::new(EntityKind::Host, "wks-0412"),
+            found(&[
+                (FactKind::HostRole, FactValue::Text(role.into())),
+                (FactKind::Owner, FactValue::Text("payments team".into())),
+            ]),
+        )])
+    };
+    let plain = investigate(&alert, &Facts::default());
+    let laptop = investigate(&alert, &role("workstation"));
+    let server = investigate(&alert, &role("server"));
+    let controller = investigate(&alert, &role("domain_controller"));
+    assert!(!headlines(&laptop).contains(&"A server, not a laptop"));
+    assert!(headlines(&server).contains(&"A server, not a laptop"));
+    for result in [&laptop, &server, &controller] {
+        assert_eq!(result.outcome, plain.outcome, "{}", result.conclusion);
+    }
+    assert_eq!(plain.priority, Priority::Notable);
+    assert_eq!(server.priority, Priority::Notable);
+    assert_eq!(
+        controller.priority,
+        Priority::Urgent,
+        "{}",
+        controller.conclusion
+    );
+}

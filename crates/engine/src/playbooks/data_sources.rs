@@ -10,7 +10,8 @@
 //!   explains a scan from it, and nothing else;
 //! - a disabled account that still signs in is a doubt, and urgent; a sign-in it failed is
 //!   the directory working;
-//! - a privileged account or a domain controller raises priority, never the verdict;
+//! - a privileged account or a domain controller raises priority, never the verdict; a
+//!   server (rather than a laptop) changes how it is contained, and is said;
 //! - a source that could not answer is said in the findings; only a reputation or
 //!   registration source, whose answer could have proved malice, leaves the verdict
 //!   incomplete, and only when nothing else decides it (verdict.rs).
@@ -441,6 +442,24 @@ fn host(answer: &SourceAnswer, out: &mut Vec<Judgement>) {
         return;
     };
     let role = role.to_ascii_lowercase();
+    if role == "server" {
+        let owner = answer
+            .fact(FactKind::Owner)
+            .and_then(FactValue::as_text)
+            .map(|owner| format!(" (its owner: {})", bounded(owner)))
+            .unwrap_or_default();
+        out.push(citing(
+            Weight::Neutral,
+            "A server, not a laptop",
+            format!(
+                "{} says {} is a server{owner}: containing it stops what it serves, so agree \
+                 the step with its owner; what runs on it is reachable by more people than a \
+                 laptop's.",
+                answer.source, answer.entity.value
+            ),
+            answer,
+        ));
+    }
     if CRITICAL_HOST_ROLES.contains(&role.as_str()) {
         out.push(
             citing(
