@@ -76,6 +76,11 @@ CREATE TABLE audit_chain_head (
   hash text NOT NULL
 );
 
+CREATE TABLE audit_entry_unions (
+  seq bigint NOT NULL,
+  tenant_union_id bigint NOT NULL
+);
+
 CREATE TABLE audit_log (
   seq bigint NOT NULL,
   at bigint NOT NULL,
@@ -522,6 +527,10 @@ ALTER TABLE audit_chain_head ADD CONSTRAINT audit_chain_head_id_check CHECK ((id
 
 ALTER TABLE audit_chain_head ADD CONSTRAINT audit_chain_head_pkey PRIMARY KEY (id);
 
+ALTER TABLE audit_entry_unions ADD CONSTRAINT audit_entry_unions_pkey PRIMARY KEY (seq);
+
+ALTER TABLE audit_entry_unions ADD CONSTRAINT audit_entry_unions_seq_fkey FOREIGN KEY (seq) REFERENCES audit_log(seq);
+
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_pkey PRIMARY KEY (seq);
 
 ALTER TABLE connectors ADD CONSTRAINT connectors_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
@@ -681,6 +690,8 @@ CREATE INDEX alert_source_positions_by_time ON public.alert_source_positions USI
 CREATE INDEX alerts_by_coalesce_key ON public.alerts USING btree (coalesce_key, created_at) WHERE (coalesce_key IS NOT NULL);
 
 CREATE INDEX alerts_by_source ON public.alerts USING btree (direct_source_label, tenant_union_id, created_at);
+
+CREATE INDEX audit_entry_unions_by_union ON public.audit_entry_unions USING btree (tenant_union_id, seq);
 
 CREATE INDEX audit_log_by_actor ON public.audit_log USING btree (actor_user_id);
 

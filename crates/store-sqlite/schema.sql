@@ -91,6 +91,11 @@ CREATE TABLE audit_chain_head (
     hash TEXT NOT NULL
 );
 
+CREATE TABLE audit_entry_unions (
+    seq INTEGER PRIMARY KEY REFERENCES audit_log(seq),
+    tenant_union_id INTEGER NOT NULL
+);
+
 CREATE TABLE audit_log (
     seq INTEGER PRIMARY KEY,
     at INTEGER NOT NULL,
@@ -558,6 +563,8 @@ CREATE INDEX alert_source_positions_by_time
 CREATE INDEX alerts_by_coalesce_key ON alerts (coalesce_key, created_at) WHERE coalesce_key IS NOT NULL;
 
 CREATE INDEX alerts_by_source ON alerts (direct_source_label, tenant_union_id, created_at);
+
+CREATE INDEX audit_entry_unions_by_union ON audit_entry_unions (tenant_union_id, seq);
 
 CREATE INDEX audit_log_by_actor ON audit_log (actor_user_id);
 

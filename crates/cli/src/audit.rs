@@ -57,6 +57,8 @@ pub async fn record(
         resource_id,
         request_id: None,
         detail,
+        // The command line changes what every tenant shares (keys, users, unions, secrets).
+        tenant_union_id: None,
     };
     store.append_audit_entry(&entry).await.map_err(|error| {
         anyhow::anyhow!(

@@ -31,6 +31,8 @@ struct SlotState {
     actor: Option<Actor>,
     /// A handler took the entry: the layer appends nothing.
     taken: bool,
+    /// The tenant union of what the request changes, once a handler found it.
+    tenant_union_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -72,6 +74,12 @@ impl AuditSlot {
         });
     }
 
+    /// Says the request changes something of this tenant union (an investigation, a note on
+    /// one, a context memory item of the union), so that admins bound to it see the entry.
+    pub fn concerns_union(&self, tenant_union_id: i64) {
+        self.state().tenant_union_id = Some(tenant_union_id);
+    }
+
     /// The entry this request will have if it succeeds, for a handler that stores it in
     /// its own transaction (creates: the alert and who submitted it commit together, in
     /// one write turn). The layer then appends nothing for this request. The store names
@@ -106,6 +114,7 @@ fn entry(state: &SlotState, status: u16, note: Option<AuditNote>) -> NewAuditEnt
         resource_id: noted_id.or_else(|| resource_id(&request.route, &request.path)),
         request_id: request.request_id.clone(),
         detail,
+        tenant_union_id: state.tenant_union_id,
     }
 }
 

@@ -10,6 +10,7 @@ use rand::RngCore;
 use sleuth_domain::Role;
 use sleuth_store::{KeyHash, Principal, TenantScope};
 
+use crate::audit::AuditSlot;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::state::AppState;
 
@@ -34,9 +35,9 @@ pub fn generate_key() -> (String, KeyHash, String) {
     (secret, hash, prefix)
 }
 
-/// The authenticated caller of a request.
+/// The authenticated caller of a request, and the audit slot of a request that writes.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Principal);
+pub struct Caller(pub Principal, Option<AuditSlot>);
 
 impl Caller {
     /// Refuses with 403 unless the caller's role includes `required`. What needs the admin
@@ -85,21 +86,32 @@ impl Caller {
     }
 
     /// 404 unless the investigation exists within the caller's tenant unions: another
-    /// tenant's investigation is answered as missing, never as forbidden.
+    /// tenant's investigation is answered as missing, never as forbidden. A request that
+    /// writes also has its audit entry say the investigation's union
+    /// (`AuditSlot::concerns_union`); a read by a caller bound to no union asks nothing.
     pub async fn check_investigation(
         &self,
         state: &AppState,
         investigation_id: i64,
     ) -> ApiResult<()> {
         let scope = self.scope();
-        if scope.is_all() {
+        if scope.is_all() && self.1.is_none() {
             return Ok(());
         }
-        state
+        let tenant_union_id = state
             .store()?
             .check_investigation_scope(investigation_id, &scope)
-            .await
-            .map_err(ApiError::from)
+            .await?;
+        self.concerns_union(tenant_union_id);
+        Ok(())
+    }
+
+    /// Says, for the audit entry of a request that writes, which tenant union the change
+    /// concerns; nothing for a read.
+    pub fn concerns_union(&self, tenant_union_id: i64) {
+        if let Some(slot) = &self.1 {
+            slot.concerns_union(tenant_union_id);
+        }
     }
 
     /// 403 unless the caller may put data into this tenant union.
@@ -150,7 +162,8 @@ impl FromRequestParts<AppState> for Caller {
             .await?
             .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
         // The audit layer records writes under the caller who made them.
-        if let Some(slot) = parts.extensions.get::<crate::audit::AuditSlot>() {
+        let slot = parts.extensions.get::<AuditSlot>().cloned();
+        if let Some(slot) = &slot {
             slot.fill(&principal);
         }
         let now = chrono::Utc::now();
@@ -166,7 +179,7 @@ impl FromRequestParts<AppState> for Caller {
                 }
             });
         }
-        Ok(Caller(principal))
+        Ok(Caller(principal, slot))
     }
 }
 

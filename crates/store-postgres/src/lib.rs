@@ -145,6 +145,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_facet_counts",
         sql: include_str!("../migrations/0026_tag_facet_counts.sql"),
     },
+    Migration {
+        version: 27,
+        name: "audit_entry_unions",
+        sql: include_str!("../migrations/0027_audit_entry_unions.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

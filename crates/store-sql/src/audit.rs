@@ -171,6 +171,22 @@ impl ChainHead {
                     Ok(())
                 })?;
         }
+        // Which union each entry concerns, beside the chain (see `NewAuditEntry`).
+        let unions: Vec<(i64, i64)> = batch
+            .iter()
+            .zip(&appended)
+            .filter_map(|(new, entry)| Some((entry.seq, new.tenant_union_id?)))
+            .collect();
+        for chunk in unions.chunks(BATCH_MAX) {
+            writes
+                .next("INSERT INTO audit_entry_unions (seq, tenant_union_id)")
+                .value_rows(dialect, 2, chunk.len(), |sql, position| {
+                    let (seq, tenant_union_id) = chunk[position];
+                    sql.bind(seq)?.push(", ");
+                    sql.bind(tenant_union_id)?;
+                    Ok(())
+                })?;
+        }
         let sql = writes.next("UPDATE audit_chain_head SET seq = ");
         sql.bind(seq)?.push(", hash = ");
         sql.bind(prev_hash)?.push(" WHERE id = 1").fixed_text();
@@ -244,11 +260,7 @@ fn push_filters(builder: &mut SqlBuilder, query: &AuditQuery) -> StoreResult<()>
         builder.bind(micros(until))?;
     }
     if !query.scope.is_all() {
-        // Entries name their investigation by its id, as text.
-        builder.push(
-            " AND resource_type = 'investigation' AND resource_id IN \
-             (SELECT CAST(scoped.id AS TEXT) FROM investigations scoped WHERE 1 = 1",
-        );
+        builder.push(" AND seq IN (SELECT scoped.seq FROM audit_entry_unions scoped WHERE 1 = 1");
         crate::scope::push_union_filter(builder, "scoped.tenant_union_id", &query.scope)?;
         builder.push(")");
     }

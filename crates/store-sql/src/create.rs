@@ -181,6 +181,8 @@ pub(crate) fn audited<'a>(
             let mut entry = request.audit.clone()?;
             let created = created?;
             entry.resource_id = Some(created.investigation_id().to_string());
+            // An alert of the same identity is of the same union: the union is part of it.
+            entry.tenant_union_id = Some(request.alert.tenant_union_id);
             entry.detail.insert(
                 "investigation".into(),
                 json!(match created {

@@ -411,7 +411,7 @@ impl Store for SqlStore {
         &self,
         investigation_id: i64,
         scope: &sleuth_store::TenantScope,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<i64> {
         let mut connection = self.pool.acquire().await.db()?;
         scope::check_investigation(&mut connection, investigation_id, scope).await
     }

@@ -13,6 +13,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 use uuid::Uuid;
 
+use crate::builder::SqlBuilder;
 use crate::rows::{self, micros};
 use crate::users::{read_user, user_columns};
 use crate::{DbResultExt, Dialect, SqlStore};
@@ -606,7 +607,11 @@ async fn script_summary(pool: &AnyPool, script_id: i64) -> StoreResult<ScriptSum
     .fetch_optional(&mut *connection)
     .await
     .db()?;
-    let latest_run = fetch_script_runs(&mut connection, script_id, 1, 0)
+    let latest = RunPage {
+        limit: 1,
+        offset: 0,
+    };
+    let latest_run = fetch_script_runs(&mut connection, script_id, latest, &TenantScope::All)
         .await?
         .pop();
     Ok(ScriptSummary {
@@ -760,20 +765,23 @@ async fn finish_script_run(
 async fn fetch_script_runs(
     connection: &mut AnyConnection,
     script_id: i64,
-    limit: i64,
-    offset: i64,
+    page: RunPage,
+    scope: &TenantScope,
 ) -> StoreResult<Vec<ScriptRunRecord>> {
     let catalog = trigger_catalog(connection).await?;
-    let found = sqlx::query(concat!(
-        select_script_runs!(),
-        " WHERE sr.script_id = $1 ORDER BY sr.id DESC LIMIT $2 OFFSET $3"
-    ))
-    .bind(script_id)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(&mut *connection)
-    .await
-    .db()?;
+    let mut select = SqlBuilder::new(concat!(select_script_runs!(), " WHERE sr.script_id = "));
+    select.bind(script_id)?;
+    if !scope.is_all() {
+        // A run with no investigation (NULL) is in no union.
+        select.push(
+            " AND tr.investigation_id IN (SELECT scoped.id FROM investigations scoped WHERE 1 = 1",
+        );
+        crate::scope::push_union_filter(&mut select, "scoped.tenant_union_id", scope)?;
+        select.push(")");
+    }
+    select.push(" ORDER BY sr.id DESC");
+    select.limit_offset(page.limit, page.offset);
+    let found = select.build().fetch_all(&mut *connection).await.db()?;
     found
         .iter()
         .map(|row| read_script_run(row, &catalog))
@@ -798,16 +806,11 @@ async fn list_script_runs(
     pool: &AnyPool,
     script_id: i64,
     page: RunPage,
+    scope: &TenantScope,
 ) -> StoreResult<Vec<ScriptRunRecord>> {
     let mut connection = pool.acquire().await.db()?;
     require_script(&mut connection, script_id).await?;
-    fetch_script_runs(
-        &mut connection,
-        script_id,
-        i64::from(page.limit),
-        i64::try_from(page.offset).unwrap_or(i64::MAX),
-    )
-    .await
+    fetch_script_runs(&mut connection, script_id, page, scope).await
 }
 
 async fn running_script_runners(pool: &AnyPool) -> StoreResult<Vec<String>> {
@@ -1083,8 +1086,9 @@ impl ResponseActionStore for SqlStore {
         &self,
         script_id: i64,
         page: RunPage,
+        scope: &TenantScope,
     ) -> StoreResult<Vec<ScriptRunRecord>> {
-        list_script_runs(&self.pool, script_id, page).await
+        list_script_runs(&self.pool, script_id, page, scope).await
     }
 
     async fn running_script_runners(&self) -> StoreResult<Vec<String>> {

@@ -28,13 +28,14 @@ pub(crate) fn push_union_filter(
     Ok(())
 }
 
-/// `NotFound` unless the investigation exists within `scope`.
+/// The investigation's tenant union; `NotFound` unless the investigation exists within
+/// `scope`.
 pub(crate) async fn check_investigation(
     connection: &mut AnyConnection,
     investigation_id: i64,
     scope: &TenantScope,
-) -> StoreResult<()> {
-    let mut probe = SqlBuilder::new("SELECT i.id FROM investigations i WHERE i.id = ");
+) -> StoreResult<i64> {
+    let mut probe = SqlBuilder::new("SELECT i.tenant_union_id FROM investigations i WHERE i.id = ");
     probe.bind(investigation_id)?;
     push_union_filter(&mut probe, "i.tenant_union_id", scope)?;
     let found: Option<i64> = probe
@@ -42,7 +43,5 @@ pub(crate) async fn check_investigation(
         .fetch_optional(&mut *connection)
         .await
         .db()?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::not_found("investigation", investigation_id))
+    found.ok_or_else(|| StoreError::not_found("investigation", investigation_id))
 }

@@ -149,6 +149,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_facet_counts",
         sql: include_str!("../migrations/0027_tag_facet_counts.sql"),
     },
+    Migration {
+        version: 28,
+        name: "audit_entry_unions",
+        sql: include_str!("../migrations/0028_audit_entry_unions.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -32,6 +32,11 @@ pub struct NewAuditEntry {
     pub request_id: Option<String>,
     /// A small description of the change. Never secrets: no API keys, no secret values.
     pub detail: Map<String, Value>,
+    /// The tenant union of what it was done to (an investigation, a note on one, a context
+    /// memory item of a union); `None` for what every tenant shares. It is what lets an
+    /// admin bound to tenant unions list the entry, and it is kept beside the chain, not in
+    /// it: the hashes cover only what the entry says was done.
+    pub tenant_union_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -174,8 +179,8 @@ pub struct AuditQuery {
     /// Any of these resource types; empty means all.
     pub resource_types: Vec<String>,
     pub time: TimeRange,
-    /// The caller's tenant unions. A bound caller sees only entries about investigations
-    /// in them.
+    /// The caller's tenant unions. A bound caller sees only entries about what lies in
+    /// them (`NewAuditEntry::tenant_union_id`).
     pub scope: TenantScope,
     pub limit: u32,
     pub offset: u64,

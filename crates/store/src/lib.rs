@@ -171,14 +171,14 @@ pub trait Store:
         audit: Option<NewAuditEntry>,
     ) -> StoreResult<Created>;
     async fn get_investigation(&self, investigation_id: i64) -> StoreResult<InvestigationRecord>;
-    /// `NotFound` unless the investigation exists and its tenant union is in `scope`: what
-    /// a request reads and writes about one investigation passes here first, so another
-    /// tenant's investigation answers as missing.
+    /// The investigation's tenant union; `NotFound` unless the investigation exists and its
+    /// tenant union is in `scope`: what a request reads and writes about one investigation
+    /// passes here first, so another tenant's investigation answers as missing.
     async fn check_investigation_scope(
         &self,
         investigation_id: i64,
         scope: &TenantScope,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<i64>;
     /// How often the alert of an investigation was delivered, and every distinct content it
     /// came with (`revisions`). `NotFound` when there is no such investigation.
     async fn alert_revisions(&self, investigation_id: i64) -> StoreResult<AlertRevisions>;

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use sleuth_domain::{ScriptRunStatus, Timestamp};
 use uuid::Uuid;
 
-use crate::{StoreResult, User};
+use crate::{StoreResult, TenantScope, User};
 
 /// One trigger of the built-in catalog, as the server defines it. The catalog lives in
 /// code; the store keeps a copy so that scripts and runs can refer to triggers by uuid
@@ -310,11 +310,14 @@ pub trait ResponseActionStore: Send + Sync {
         at: Timestamp,
     ) -> StoreResult<bool>;
     async fn get_script_run(&self, script_run_id: i64) -> StoreResult<ScriptRunRecord>;
-    /// The script's runs, newest first.
+    /// The script's runs, newest first; of a bound `scope`, only the runs fired about an
+    /// investigation of its tenant unions (a run about no investigation, such as a manual
+    /// one, belongs to no union). `NotFound` when there is no such script.
     async fn list_script_runs(
         &self,
         script_id: i64,
         page: RunPage,
+        scope: &TenantScope,
     ) -> StoreResult<Vec<ScriptRunRecord>>;
     /// The runners that have `running` runs, so a starting process can tell which are gone.
     async fn running_script_runners(&self) -> StoreResult<Vec<String>>;

@@ -3473,11 +3473,15 @@ pub async fn a_tenant_scope_filters_every_list_and_count(store: Arc<dyn Store>) 
     assert_eq!(page.total, 1);
     assert_eq!(page.items[0].investigation_id, Some(ours));
 
-    for (resource_type, id) in [
-        ("investigation", ours.to_string()),
-        ("investigation", theirs[0].to_string()),
-        ("tenant-unions", acme.to_string()),
-        ("investigation", "not-a-number".to_string()),
+    // An entry lists for the unions it says it concerns, whatever kind of object that is
+    // (a note names itself, not its investigation); what every tenant shares, for none.
+    for (resource_type, id, union) in [
+        ("investigation", ours.to_string(), Some(acme)),
+        ("investigation", theirs[0].to_string(), Some(globex)),
+        ("investigation-user-notes", "77".to_string(), Some(acme)),
+        ("investigation-user-notes", "78".to_string(), Some(globex)),
+        ("tenant-unions", acme.to_string(), None),
+        ("investigation", "not-a-number".to_string(), None),
     ] {
         store
             .append_audit_entry(&NewAuditEntry {
@@ -3488,6 +3492,7 @@ pub async fn a_tenant_scope_filters_every_list_and_count(store: Arc<dyn Store>) 
                 resource_id: Some(id),
                 request_id: None,
                 detail: serde_json::Map::new(),
+                tenant_union_id: union,
             })
             .await
             .unwrap();
@@ -3503,11 +3508,27 @@ pub async fn a_tenant_scope_filters_every_list_and_count(store: Arc<dyn Store>) 
             .await
             .unwrap()
             .total,
-        4
+        6
     );
     let page = store.list_audit_entries(&audit(acme_only)).await.unwrap();
-    assert_eq!(page.total, 1);
-    assert_eq!(page.items[0].resource_id, Some(ours.to_string()));
+    assert_eq!(page.total, 2);
+    let listed: Vec<(&str, Option<&str>)> = page
+        .items
+        .iter()
+        .map(|entry| (entry.resource_type.as_str(), entry.resource_id.as_deref()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("investigation-user-notes", Some("77")),
+            ("investigation", Some(ours.to_string().as_str())),
+        ]
+    );
+    let nothing = store
+        .list_audit_entries(&audit(TenantScope::Unions(vec![])))
+        .await
+        .unwrap();
+    assert_eq!(nothing.total, 0);
 }
 
 pub async fn retention_deletes_what_ended_before_the_cutoff_and_nothing_else(

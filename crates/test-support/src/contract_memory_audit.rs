@@ -721,6 +721,7 @@ fn audit_entry(
         resource_id: id.map(str::to_string),
         request_id: Some("req-1".into()),
         detail: arguments(json!({"status": 200, "nested": {"b": 1, "a": [1, "x"]}})),
+        tenant_union_id: None,
     }
 }
 

@@ -22,6 +22,7 @@ macro_rules! response_action_contract_tests {
             scripts_refuse_unknown_and_unscriptable_triggers,
             archiving_keeps_only_versions_that_runs_refer_to,
             runs_are_recorded_started_finished_and_listed_newest_first,
+            a_bound_scope_lists_the_runs_of_its_unions_investigations_only,
             only_enabled_unarchived_scripts_run_with_their_latest_version,
             interrupted_runs_are_failed_by_runner_or_deadline,
             secrets_are_set_replaced_listed_without_values_and_deleted,
@@ -528,7 +529,10 @@ pub async fn runs_are_recorded_started_finished_and_listed_newest_first(store: A
         limit: 10,
         offset: 0,
     };
-    let listed = store.list_script_runs(script.id, all).await.unwrap();
+    let listed = store
+        .list_script_runs(script.id, all, &TenantScope::All)
+        .await
+        .unwrap();
     let ids: Vec<i64> = listed.iter().map(|run| run.id).collect();
     assert_eq!(ids, [run_ids[1], run_ids[0]], "newest first");
     let second_page = store
@@ -538,12 +542,15 @@ pub async fn runs_are_recorded_started_finished_and_listed_newest_first(store: A
                 limit: 1,
                 offset: 1,
             },
+            &TenantScope::All,
         )
         .await
         .unwrap();
     assert_eq!(second_page.len(), 1);
     assert_eq!(second_page[0].id, run_ids[0]);
-    let missing = store.list_script_runs(script.id + 100, all).await;
+    let missing = store
+        .list_script_runs(script.id + 100, all, &TenantScope::All)
+        .await;
     assert!(
         matches!(missing, Err(StoreError::NotFound { .. })),
         "{missing:?}"
@@ -568,6 +575,80 @@ pub async fn runs_are_recorded_started_finished_and_listed_newest_first(store: A
         record.remediation_action_runs,
         vec![expected.clone(), expected]
     );
+}
+
+/// A run belongs to the tenant union of the investigation that fired it; one that no
+/// investigation fired (a manual run, an admin's) belongs to none, so a bound scope never
+/// lists it.
+pub async fn a_bound_scope_lists_the_runs_of_its_unions_investigations_only(store: Arc<dyn Store>) {
+    let catalog = catalog(&store).await;
+    let author = author(&store).await;
+    let mut unions = Vec::new();
+    for name in ["Acme", "Globex"] {
+        let input = TenantUnionInput {
+            display_name: name.into(),
+            lookup_dict: Map::new(),
+            modified_by: None,
+        };
+        unions.push(store.create_tenant_union(&input).await.unwrap().id);
+    }
+    let (acme, globex) = (unions[0], unions[1]);
+    let mut investigations = Vec::new();
+    for (title, union) in [("acme alert", acme), ("globex alert", globex)] {
+        let alert = fixtures::new_alert(
+            fixtures::parsed_alert(title, "EDR", 0, &[]),
+            json!({"title": title}),
+            Some(union),
+        );
+        let created = store.create_investigation(alert, false).await.unwrap();
+        investigations.push(created.investigation_id());
+    }
+    let script = store
+        .create_script(
+            &new_script("Ticket", catalog[0].uuid, "print('hi')", author.id),
+            time(1),
+        )
+        .await
+        .unwrap();
+    let ours = start_run(&store, &script, Some(investigations[0]), "r", time(60)).await;
+    let theirs = start_run(&store, &script, Some(investigations[1]), "r", time(60)).await;
+    let manual = start_run(&store, &script, None, "r", time(60)).await;
+    let page = RunPage {
+        limit: 10,
+        offset: 0,
+    };
+    let listed = |scope: TenantScope| {
+        let store = store.clone();
+        async move {
+            store
+                .list_script_runs(script.id, page, &scope)
+                .await
+                .unwrap()
+                .iter()
+                .map(|run| run.id)
+                .collect::<Vec<i64>>()
+        }
+    };
+    assert_eq!(listed(TenantScope::All).await, [manual, theirs, ours]);
+    assert_eq!(listed(TenantScope::unions([acme])).await, [ours]);
+    assert_eq!(listed(TenantScope::unions([globex])).await, [theirs]);
+    assert_eq!(
+        listed(TenantScope::unions([acme, globex])).await,
+        [theirs, ours]
+    );
+    assert!(listed(TenantScope::Unions(vec![])).await.is_empty());
+    let empty_page = store
+        .list_script_runs(
+            script.id,
+            RunPage {
+                limit: 10,
+                offset: 1,
+            },
+            &TenantScope::unions([acme]),
+        )
+        .await
+        .unwrap();
+    assert!(empty_page.is_empty(), "paged within the scope");
 }
 
 pub async fn only_enabled_unarchived_scripts_run_with_their_latest_version(store: Arc<dyn Store>) {

@@ -210,6 +210,76 @@ impl From<&ScriptRunRecord> for ResponseScriptRunDto {
     }
 }
 
+/// A response-action run as an admin bound to tenant unions reads it (a run fired about an
+/// investigation of its unions): SPEC's Response script run without the action's code, its
+/// versions' authors or anything else of the action beyond its name. The action itself is
+/// what every tenant shares.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = ResponseScriptRunInScope)]
+pub struct ScopedScriptRunDto {
+    pub id: i64,
+    pub script: ResponseScriptDto,
+    pub script_version: ScriptVersionRefDto,
+    #[schema(schema_with = super::schema::script_run_status)]
+    pub status: ScriptRunStatus,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub syserr: Option<String>,
+    pub trigger_run: TriggerRunDto,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Which version of an action ran, without its code.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = ResponseScriptVersionRef)]
+pub struct ScriptVersionRefDto {
+    pub id: i64,
+    /// The id of the script.
+    pub script: i64,
+    pub v_num: i32,
+}
+
+impl From<&ScriptRunRecord> for ScopedScriptRunDto {
+    fn from(run: &ScriptRunRecord) -> ScopedScriptRunDto {
+        ScopedScriptRunDto {
+            id: run.id,
+            script: ResponseScriptDto::from(&run.script),
+            script_version: ScriptVersionRefDto {
+                id: run.script_version.id,
+                script: run.script_version.script_id,
+                v_num: run.script_version.v_num,
+            },
+            status: run.status,
+            stdout: run.stdout.clone(),
+            stderr: run.stderr.clone(),
+            syserr: run.syserr.clone(),
+            trigger_run: TriggerRunDto::from(&run.trigger_run),
+            created_at: run.created_at,
+            updated_at: run.updated_at,
+        }
+    }
+}
+
+/// A run as its reader may see it: whole for an admin bound to no tenant union, without the
+/// action's code for one bound to unions (`ResponseScriptRunInScope`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum RunViewDto {
+    Whole(ResponseScriptRunDto),
+    InScope(ScopedScriptRunDto),
+}
+
+impl RunViewDto {
+    pub fn new(run: &ScriptRunRecord, whole: bool) -> RunViewDto {
+        if whole {
+            RunViewDto::Whole(ResponseScriptRunDto::from(run))
+        } else {
+            RunViewDto::InScope(ScopedScriptRunDto::from(run))
+        }
+    }
+}
+
 /// How many runs and versions a script has.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ResponseScriptCounts {

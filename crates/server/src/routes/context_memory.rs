@@ -361,6 +361,7 @@ async fn create_item(
     let item = build_item(request, None, caller.user_id())?;
     require_writable_scope(&caller, &item.scope)?;
     let created = state.store()?.create_memory_item(&item, now()).await?;
+    concerns(&caller, &created.scope);
     let note = AuditNote {
         resource_id: Some(created.id.to_string()),
         detail: audit_detail(&created),
@@ -409,6 +410,7 @@ async fn update_item(
     let item = build_item(request, Some(&current), caller.user_id())?;
     require_writable_scope(&caller, &item.scope)?;
     let updated = store.update_memory_item(item_id, &item, now()).await?;
+    concerns(&caller, &updated.scope);
     let note = AuditNote {
         resource_id: None,
         detail: audit_detail(&updated),
@@ -438,6 +440,7 @@ async fn delete_item(
     let store = state.store()?;
     let current = visible_item(&caller, store.get_memory_item(item_id).await?)?;
     require_author_or_admin(&caller, &current, "delete")?;
+    concerns(&caller, &current.scope);
     store.delete_memory_item(item_id).await?;
     Ok(StatusCode::OK)
 }
@@ -521,6 +524,13 @@ fn visible_item(caller: &Caller, item: MemoryItemRecord) -> ApiResult<MemoryItem
             "context memory item {} not found",
             item.id
         )))
+    }
+}
+
+/// Says which tenant union an item of this scope lies in, for the audit entry of the change.
+fn concerns(caller: &Caller, scope: &MemoryScope) {
+    if let Some(union) = scope.tenant_union_id {
+        caller.concerns_union(union);
     }
 }
 

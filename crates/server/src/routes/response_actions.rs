@@ -1,7 +1,10 @@
 //! The response-action endpoints of SPEC (list, create, test-run, triggers, details,
-//! archive, update, runs) and ours on the same conventions (manual run, secrets for
-//! scripts). All are admin-only, reads included (DESIGN.md section 1): scripts hold
-//! integration logic and their runs hold output.
+//! archive, update, runs) and ours on the same conventions (manual run, read one run,
+//! secrets for scripts). All are admin-only, reads included (DESIGN.md section 1): scripts
+//! hold integration logic and their runs hold output. The actions are what every tenant
+//! shares, so only an admin bound to no tenant union reaches them; an admin bound to unions
+//! reads the runs fired about its unions' investigations (a run no investigation fired is
+//! in no union), without the action's code.
 
 use std::sync::Arc;
 
@@ -23,7 +26,7 @@ use crate::auth::Caller;
 use crate::dto::response_action::{
     CreateResponseScriptRequest, ManualRunRequest, ResponseScriptCounts, ResponseScriptDetails,
     ResponseScriptLatest, ResponseScriptRunDto, ResponseScriptUiDto, ResponseScriptVersionDto,
-    SecretDto, SetSecretRequest, TestRunRequest, TestRunResponse, TriggerDefinitionDto,
+    RunViewDto, SecretDto, SetSecretRequest, TestRunRequest, TestRunResponse, TriggerDefinitionDto,
     UpdateResponseScriptRequest,
 };
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
@@ -58,6 +61,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             update_response_action
         ))
         .routes(routes!(list_runs))
+        .routes(routes!(get_run))
         .routes(routes!(run_response_action))
 }
 
@@ -503,7 +507,8 @@ async fn update_response_action(
 }
 
 /// A response action's runs, newest first. Paged by `limit` (default 100, at most 1000)
-/// and `offset`.
+/// and `offset`. An admin bound to tenant unions gets only the runs fired about its unions'
+/// investigations, each without the action's code (`ResponseScriptRunInScope`).
 #[utoipa::path(get, path = "/app/api/v1/response-actions/{script_id}/runs", tag = "response-actions",
     params(
         ("script_id" = String, Path),
@@ -511,7 +516,7 @@ async fn update_response_action(
         ("offset" = Option<i64>, Query, description = "Runs to skip"),
     ),
     responses(
-        (status = 200, body = Vec<ResponseScriptRunDto>),
+        (status = 200, body = Vec<RunViewDto>),
         (status = 400, description = "Bad request", body = ErrorBody),
         (status = 401, description = "Unauthorized", body = ErrorBody),
         (status = 403, description = "Access denied (admin only)", body = ErrorBody),
@@ -522,10 +527,11 @@ async fn update_response_action(
     security(("api_key" = [])))]
 async fn list_runs(
     State(state): State<AppState>,
-    _admin: Admin,
+    caller: Caller,
     Path(script_id): Path<String>,
     query: QueryPairs,
-) -> ApiResult<Json<Vec<ResponseScriptRunDto>>> {
+) -> ApiResult<Json<Vec<RunViewDto>>> {
+    caller.require_within_scope(Role::Admin)?;
     let script_id = path_id(&script_id, "response action")?;
     let limit = query_integer(&query, "limit")?.unwrap_or(DEFAULT_RUNS_LIMIT);
     let offset = query_integer(&query, "offset")?.unwrap_or(0);
@@ -539,11 +545,53 @@ async fn list_runs(
         limit: u32::try_from(limit.min(MAX_RUNS_LIMIT)).unwrap_or(1000),
         offset: u64::try_from(offset).unwrap_or(0),
     };
+    let scope = caller.scope();
     let runs = store(&state)
         .await?
-        .list_script_runs(script_id, page)
+        .list_script_runs(script_id, page, &scope)
         .await?;
-    Ok(Json(runs.iter().map(ResponseScriptRunDto::from).collect()))
+    Ok(Json(
+        runs.iter()
+            .map(|run| RunViewDto::new(run, scope.is_all()))
+            .collect(),
+    ))
+}
+
+/// Read one run of a response action. An admin bound to tenant unions reads only a run
+/// fired about its unions' investigations, without the action's code
+/// (`ResponseScriptRunInScope`); any other run answers 404 to it.
+#[utoipa::path(get, path = "/app/api/v1/response-actions/runs/{script_run_id}", tag = "response-actions",
+    params(("script_run_id" = String, Path)),
+    responses(
+        (status = 200, body = RunViewDto),
+        (status = 401, description = "Unauthorized", body = ErrorBody),
+        (status = 403, description = "Access denied (admin only)", body = ErrorBody),
+        (status = 404, description = "Resource not found", body = ErrorBody),
+        (status = 500, description = "System error", body = ErrorBody),
+        (status = 503, description = "System not ready for requests", body = ErrorBody),
+    ),
+    security(("api_key" = [])))]
+async fn get_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(script_run_id): Path<String>,
+) -> ApiResult<Json<RunViewDto>> {
+    caller.require_within_scope(Role::Admin)?;
+    let script_run_id = path_id(&script_run_id, "script run")?;
+    let run = store(&state).await?.get_script_run(script_run_id).await?;
+    let scope = caller.scope();
+    if !scope.is_all() {
+        let missing = || ApiError::not_found(format!("script run {script_run_id} not found"));
+        let investigation_id = run.trigger_run.investigation_id.ok_or_else(missing)?;
+        caller
+            .check_investigation(&state, investigation_id)
+            .await
+            .map_err(|error| match error.code {
+                ErrorCode::NotFound => missing(),
+                _ => error,
+            })?;
+    }
+    Ok(Json(RunViewDto::new(&run, scope.is_all())))
 }
 
 /// The firing of a manual trigger, from the caller's `trigger_args`.
@@ -627,7 +675,7 @@ async fn manual_firing(
 }
 
 /// Run a response action now, on a manual trigger (ours). Answers 202 with the run in
-/// `running`; read its end from `GET .../{script_id}/runs`.
+/// `running`; read its end from `GET .../runs/{script_run_id}`.
 #[utoipa::path(post, path = "/app/api/v1/response-actions/{script_id}/run", tag = "response-actions",
     params(("script_id" = String, Path)),
     request_body = ManualRunRequest,

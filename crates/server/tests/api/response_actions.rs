@@ -46,6 +46,7 @@ with_sandbox_on_both_backends!(
     archiving_hides_refuses_updates_and_keeps_what_runs_refer_to,
     test_runs_report_success_failure_and_timeouts,
     a_finished_investigation_fires_its_scripts_once,
+    a_bound_admin_reads_the_runs_of_its_unions_investigations_only,
     manual_runs_take_only_runnable_triggers,
     secrets_are_write_only_and_reach_scripts,
     secrets_are_sealed_at_rest_and_reach_only_the_actions_that_name_them,
@@ -350,6 +351,7 @@ async fn response_actions_are_for_admins_only(app: TestApp) {
         ),
         ("DELETE", path(&format!("/{script_id}")), None),
         ("GET", path(&format!("/{script_id}/runs")), None),
+        ("GET", path("/runs/1"), None),
         (
             "POST",
             path(&format!("/{script_id}/run")),
@@ -1010,6 +1012,114 @@ async fn a_finished_investigation_fires_its_scripts_once(app: TestApp) {
         json!([{"entity": format!("investigation:{investigation_id}"), "remediation_action": {"name": "Open a ticket"}}])
     );
     assert_eq!(details(&app, fired).await["counts"]["run"], 1);
+}
+
+/// A run belongs to the tenant union of the investigation that fired it. An admin bound to
+/// Acme lists and reads Acme's runs, without the action's code; Globex's run and a manual
+/// run of no investigation answer 404 to it; the actions themselves stay refused.
+async fn a_bound_admin_reads_the_runs_of_its_unions_investigations_only(app: TestApp) {
+    let fired = create_script(
+        &app,
+        "Open a ticket",
+        trigger_catalog::INVESTIGATION_COMPLETED,
+        "print(trigger_args['investigation_id'])",
+    )
+    .await;
+    let on_host = create_script(
+        &app,
+        "Isolate",
+        trigger_catalog::MANUAL_ENTITY_HOST,
+        "print(entity['value'])",
+    )
+    .await;
+    let manual = app
+        .post(
+            &path(&format!("/{on_host}/run")),
+            &app.admin_key,
+            &json!({"trigger_args": {"entity_value": "WKS-0231"}}),
+        )
+        .await;
+    assert_eq!(manual.status, 202, "{}", manual.text);
+    let manual = manual.json["id"].as_i64().unwrap();
+    let acme = crate::context_memory::tenant_union(&app, "Acme").await;
+    let globex = crate::context_memory::tenant_union(&app, "Globex").await;
+    let mut investigations = Vec::new();
+    for (union, title) in [(acme, "Beacon at Acme"), (globex, "Beacon at Globex")] {
+        let answer = app
+            .post(
+                "/app/api/v1/investigation/create",
+                &app.member_key,
+                &json!({"raw_alert_content": {"title": title, "host": "WKS-1"}, "tenant_union_id": union}),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        investigations.push(answer.json["investigation_id"].as_i64().unwrap());
+    }
+    assert_eq!(app.drain().await, 2);
+    let all = ended_runs(&app, fired, 2).await;
+    let run_of = |investigation: i64| {
+        all.iter()
+            .find(|run| run["trigger_run"]["trigger_args"]["investigation_id"] == investigation)
+            .and_then(|run| run["id"].as_i64())
+            .unwrap_or_else(|| panic!("a run for {investigation}: {all:?}"))
+    };
+    let (ours, theirs) = (run_of(investigations[0]), run_of(investigations[1]));
+    ended_runs(&app, on_host, 1).await;
+
+    let admin = crate::tenants::bound_key(&app, "acme-admin@example.com", "admin", &[acme]).await;
+    let listed = app.get(&path(&format!("/{fired}/runs")), &admin).await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let listed = listed.json.as_array().unwrap().clone();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], ours);
+    assert_eq!(listed[0]["stdout"], format!("{}\n", investigations[0]));
+    assert_eq!(listed[0]["script"]["id"], fired);
+    assert_eq!(
+        listed[0]["script_version"],
+        json!({"id": listed[0]["script_version"]["id"], "script": fired, "v_num": 1}),
+        "which version ran, not its code"
+    );
+    assert!(!listed[0].to_string().contains("print("), "{}", listed[0]);
+    let one = app.get(&path(&format!("/runs/{ours}")), &admin).await;
+    assert_eq!(one.status, 200, "{}", one.text);
+    assert_eq!(one.json, listed[0]);
+    let manual_runs = app.get(&path(&format!("/{on_host}/runs")), &admin).await;
+    assert_eq!(manual_runs.status, 200, "{}", manual_runs.text);
+    assert_eq!(manual_runs.json, json!([]), "a manual run is in no union");
+    for missing in [theirs, manual, theirs + manual + 100] {
+        assert_error(
+            &app.get(&path(&format!("/runs/{missing}")), &admin).await,
+            404,
+            "not_found",
+        );
+    }
+    // An unbound admin reads every run whole.
+    for run in [ours, theirs, manual] {
+        let whole = app
+            .get(&path(&format!("/runs/{run}")), &app.admin_key)
+            .await;
+        assert_eq!(whole.status, 200, "{}", whole.text);
+        assert_run(&whole.json);
+    }
+    // The actions themselves, their versions and secrets stay an unbound admin's.
+    for path in [
+        path(""),
+        path(&format!("/{fired}")),
+        path("/triggers"),
+        path("/secrets"),
+    ] {
+        assert_error(&app.get(&path, &admin).await, 403, "access_denied");
+    }
+    assert_error(
+        &app.post(
+            &path(&format!("/{on_host}/run")),
+            &admin,
+            &json!({"trigger_args": {"entity_value": "WKS-1"}}),
+        )
+        .await,
+        403,
+        "access_denied",
+    );
 }
 
 async fn manual_runs_take_only_runnable_triggers(app: TestApp) {

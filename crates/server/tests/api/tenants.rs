@@ -16,6 +16,7 @@ on_both_backends!(
     a_bound_key_creates_only_in_its_unions,
     a_bound_key_sees_only_its_unions_context_memory,
     a_bound_admin_sees_only_its_unions_events_and_audit_and_no_shared_configuration,
+    a_bound_admin_sees_the_audit_of_notes_and_memory_of_its_unions_only,
     a_key_is_never_wider_than_its_user,
 );
 
@@ -70,7 +71,7 @@ async fn customers(app: &TestApp) -> Customers {
 }
 
 /// A new user of `role` bound to `unions`, and a key of theirs made without naming unions.
-async fn bound_key(app: &TestApp, email: &str, role: &str, unions: &[i64]) -> String {
+pub async fn bound_key(app: &TestApp, email: &str, role: &str, unions: &[i64]) -> String {
     let user = app
         .post(
             USERS,
@@ -569,6 +570,123 @@ async fn a_bound_admin_sees_only_its_unions_events_and_audit_and_no_shared_confi
         403,
         "access_denied",
     );
+}
+
+/// Notes and context memory items lie in a tenant union too: an admin bound to Acme sees
+/// the audit of every change to Acme's (a note named by its own id, a deleted one too), and
+/// nothing of Globex's.
+async fn a_bound_admin_sees_the_audit_of_notes_and_memory_of_its_unions_only(app: TestApp) {
+    let Customers {
+        acme,
+        globex,
+        ours,
+        theirs,
+    } = customers(&app).await;
+    let admin = bound_key(&app, "acme-admin@example.com", "admin", &[acme]).await;
+    let mut note_ids = Vec::new();
+    for investigation in [ours, theirs] {
+        let note = ok(app
+            .post(
+                &format!("/app/api/v1/investigation-user-notes/{investigation}/create"),
+                &app.member_key,
+                &json!({"text": "Called the user"}),
+            )
+            .await);
+        let note_id = note["id"].as_i64().unwrap();
+        let changed = app
+            .patch(
+                &format!("/app/api/v1/investigation-user-notes/{note_id}/update"),
+                &app.member_key,
+                &json!({"text": "Called the user twice"}),
+            )
+            .await;
+        assert_eq!(changed.status, 200, "{}", changed.text);
+        let deleted = app
+            .raw(
+                "DELETE",
+                &format!("/app/api/v1/investigation-user-notes/{note_id}/delete"),
+                Some(&app.member_key),
+                None,
+                None,
+            )
+            .await;
+        assert_eq!(deleted.status, 200, "{}", deleted.text);
+        note_ids.push(note_id);
+    }
+    let mut item_ids = Vec::new();
+    for union in [acme, globex] {
+        let item = app
+            .post(
+                &format!("{MEMORY}/create"),
+                &app.member_key,
+                &json!({"text": "wks-9 is the lab's scanner", "tenant_union_id": union}),
+            )
+            .await;
+        assert_eq!(item.status, 201, "{}", item.text);
+        item_ids.push(item.json["item_id"].as_i64().unwrap());
+    }
+
+    let listed = |page: &Value| -> Vec<(String, String)> {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                (
+                    entry["action"].as_str().unwrap().to_string(),
+                    entry["resource_id"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let notes = ok(app
+        .get(
+            "/app/api/v1/audit-log?limit=1000&resource_type=investigation-user-notes",
+            &admin,
+        )
+        .await);
+    let note = note_ids[0].to_string();
+    assert_eq!(
+        listed(&notes),
+        [
+            (
+                "DELETE /app/api/v1/investigation-user-notes/{note_id}/delete".to_string(),
+                note.clone()
+            ),
+            (
+                "PATCH /app/api/v1/investigation-user-notes/{note_id}/update".to_string(),
+                note
+            ),
+            (
+                "POST /app/api/v1/investigation-user-notes/{investigation_id}/create".to_string(),
+                ours.to_string()
+            ),
+        ],
+        "{notes}"
+    );
+    assert_eq!(notes["count"], 3);
+    let memory = ok(app
+        .get(
+            "/app/api/v1/audit-log?limit=1000&resource_type=context-memory",
+            &admin,
+        )
+        .await);
+    assert_eq!(
+        listed(&memory),
+        [(
+            "POST /app/api/v1/context-memory/create".to_string(),
+            item_ids[0].to_string()
+        )],
+        "{memory}"
+    );
+    // An admin bound to no union sees all of it.
+    let unbound = ok(app
+        .get(
+            "/app/api/v1/audit-log?limit=1000&resource_type=investigation-user-notes",
+            &app.admin_key,
+        )
+        .await);
+    assert_eq!(unbound["count"], 6, "{unbound}");
 }
 
 async fn a_key_is_never_wider_than_its_user(app: TestApp) {
