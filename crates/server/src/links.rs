@@ -1,7 +1,7 @@
 //! Absolute links: the base URL clients reach Sleuth at, and the list's next/previous pages.
 
-use axum::http::HeaderMap;
-use axum::http::header::HOST;
+use axum::http::header::{HOST, LINK};
+use axum::http::{HeaderMap, HeaderValue};
 
 use crate::extract::QueryPairs;
 use crate::state::AppState;
@@ -74,6 +74,27 @@ pub fn page_links_after(
     let previous =
         (offset > 0).then(|| page_url(base_url, path, pairs, offset.saturating_sub(limit), limit));
     (next, previous)
+}
+
+/// The headers that page a list whose body has no room for links (an array, or a shape
+/// DESIGN.md fixes as `{count, results}`): `Link: <url>; rel="next"` (RFC 8288) while more
+/// follow, and with `total`, `X-Total-Count`.
+pub fn paging_headers(next: Option<&str>, total: Option<u64>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Some(total) = total {
+        headers.insert("x-total-count", HeaderValue::from(total));
+    }
+    // The URL is ASCII (a checked host, an encoded query) unless `server.public_url` holds
+    // something a header cannot; the body then stands without its link, `count` still says
+    // more follow.
+    match next.map(|next| HeaderValue::from_str(&format!("<{next}>; rel=\"next\""))) {
+        Some(Ok(link)) => {
+            headers.insert(LINK, link);
+        }
+        Some(Err(error)) => tracing::warn!(%error, "a next-page link that no header can hold"),
+        None => {}
+    }
+    headers
 }
 
 fn page_url(base_url: &str, path: &str, pairs: &QueryPairs, offset: u64, limit: u64) -> String {

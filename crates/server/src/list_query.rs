@@ -62,8 +62,14 @@ pub struct ListParameters {
 /// `limit` (default 20, at least 1, clamped to 1000) and `offset` (default 0), as every
 /// list of ours takes them.
 pub fn page_parameters(pairs: &QueryPairs) -> ApiResult<(u32, u64)> {
+    page_parameters_or(pairs, DEFAULT_LIMIT)
+}
+
+/// `page_parameters` with another default limit: the most a page holds, for a list whose
+/// clients have always had it whole (an investigation's notes).
+pub fn page_parameters_or(pairs: &QueryPairs, default_limit: u32) -> ApiResult<(u32, u64)> {
     let limit = match query_integer(pairs, "limit")? {
-        None => DEFAULT_LIMIT,
+        None => default_limit.min(MAX_LIMIT),
         Some(limit) if limit < 1 => {
             return Err(ApiError::invalid_field("limit", "must be at least 1"));
         }

@@ -123,7 +123,8 @@ pub struct ServerSettings {
     /// Retry-After. 0 sheds at once.
     pub queue_wait_ms: u64,
     /// A list answer stops adding items once it holds this many bytes (always at least
-    /// one item); its `next` link starts after the last item it holds.
+    /// one item); its next page starts after the last item it holds. The audit export
+    /// streams in pieces of this size.
     pub max_list_answer_bytes: usize,
 }
 

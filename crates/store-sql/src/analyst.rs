@@ -157,7 +157,12 @@ pub async fn create_note(
     Ok(note)
 }
 
-pub async fn list_notes(pool: &AnyPool, investigation_id: i64) -> StoreResult<Vec<NoteRecord>> {
+pub async fn list_notes(
+    pool: &AnyPool,
+    investigation_id: i64,
+    limit: u32,
+    offset: u64,
+) -> StoreResult<NotePage> {
     let mut connection = pool.acquire().await.db()?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM investigations WHERE id = $1")
         .bind(investigation_id)
@@ -167,15 +172,26 @@ pub async fn list_notes(pool: &AnyPool, investigation_id: i64) -> StoreResult<Ve
     if exists.is_none() {
         return Err(StoreError::not_found("investigation", investigation_id));
     }
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM investigation_notes WHERE investigation_id = $1")
+            .bind(investigation_id)
+            .fetch_one(&mut *connection)
+            .await
+            .db()?;
     let found = sqlx::query(concat!(
         select_notes!(),
-        " WHERE n.investigation_id = $1 ORDER BY n.id"
+        " WHERE n.investigation_id = $1 ORDER BY n.id LIMIT $2 OFFSET $3"
     ))
     .bind(investigation_id)
+    .bind(i64::from(limit))
+    .bind(i64::try_from(offset).unwrap_or(i64::MAX))
     .fetch_all(&mut *connection)
     .await
     .db()?;
-    found.iter().map(read_note).collect()
+    Ok(NotePage {
+        total: u64::try_from(total).unwrap_or(0),
+        items: found.iter().map(read_note).collect::<StoreResult<_>>()?,
+    })
 }
 
 pub async fn get_note(pool: &AnyPool, note_id: i64) -> StoreResult<NoteRecord> {
@@ -327,8 +343,13 @@ impl AnalystStore for SqlStore {
         .await
     }
 
-    async fn list_notes(&self, investigation_id: i64) -> StoreResult<Vec<NoteRecord>> {
-        list_notes(&self.pool, investigation_id).await
+    async fn list_notes(
+        &self,
+        investigation_id: i64,
+        limit: u32,
+        offset: u64,
+    ) -> StoreResult<NotePage> {
+        list_notes(&self.pool, investigation_id, limit, offset).await
     }
 
     async fn get_note(&self, note_id: i64) -> StoreResult<NoteRecord> {

@@ -12,6 +12,14 @@ use sleuth_domain::{FeedbackStatus, Outcome, Priority, Timestamp};
 
 use crate::{InvestigationRecord, StoreResult, User};
 
+/// A page of an investigation's notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotePage {
+    /// How many notes the investigation has.
+    pub total: u64,
+    pub items: Vec<NoteRecord>,
+}
+
 /// A note an analyst wrote on an investigation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoteRecord {
@@ -67,9 +75,15 @@ pub trait AnalystStore: Send + Sync {
         text: &str,
         at: Timestamp,
     ) -> StoreResult<NoteRecord>;
-    /// The notes of an investigation, oldest first. `NotFound` when the investigation
-    /// does not exist (an investigation without notes answers an empty list).
-    async fn list_notes(&self, investigation_id: i64) -> StoreResult<Vec<NoteRecord>>;
+    /// A page of the notes of an investigation, oldest first: up to `limit` from `offset`,
+    /// and how many it has. `NotFound` when the investigation does not exist (an
+    /// investigation without notes answers an empty page).
+    async fn list_notes(
+        &self,
+        investigation_id: i64,
+        limit: u32,
+        offset: u64,
+    ) -> StoreResult<NotePage>;
     async fn get_note(&self, note_id: i64) -> StoreResult<NoteRecord>;
     async fn update_note(&self, note_id: i64, text: &str, at: Timestamp)
     -> StoreResult<NoteRecord>;

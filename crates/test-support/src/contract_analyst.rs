@@ -94,11 +94,18 @@ fn is_not_found<T: std::fmt::Debug>(result: StoreResult<T>) -> bool {
     matches!(result, Err(StoreError::NotFound { .. }))
 }
 
+/// Every note of the investigation (far fewer than a page's limit here).
+async fn notes(store: &Arc<dyn Store>, investigation_id: i64) -> Vec<NoteRecord> {
+    let page = store.list_notes(investigation_id, 1000, 0).await.unwrap();
+    assert_eq!(page.total, page.items.len() as u64);
+    page.items
+}
+
 pub async fn notes_are_written_listed_changed_and_deleted(store: Arc<dyn Store>) {
     let analyst = user(&store, "analyst@example.com", Role::Member).await;
     let investigation_id = queued(&store, simple_alert("noted", 0)).await;
     let other_id = queued(&store, simple_alert("quiet", 1)).await;
-    assert!(store.list_notes(other_id).await.unwrap().is_empty());
+    assert!(notes(&store, other_id).await.is_empty());
 
     let first = store
         .create_note(investigation_id, analyst.id, "Called the user.", time(1))
@@ -113,9 +120,15 @@ pub async fn notes_are_written_listed_changed_and_deleted(store: Arc<dyn Store>)
         .await
         .unwrap();
     assert_eq!(store.get_note(second.id).await.unwrap(), second);
-    let listed = store.list_notes(investigation_id).await.unwrap();
+    let listed = notes(&store, investigation_id).await;
     assert_eq!(listed, vec![first.clone(), second.clone()], "oldest first");
-    assert!(store.list_notes(other_id).await.unwrap().is_empty());
+    let page = store.list_notes(investigation_id, 1, 1).await.unwrap();
+    assert_eq!(
+        (page.total, page.items),
+        (2, vec![second.clone()]),
+        "paged, with the total"
+    );
+    assert!(notes(&store, other_id).await.is_empty());
 
     let changed = store
         .update_note(first.id, "Called the user: it was them.", time(5))
@@ -128,17 +141,14 @@ pub async fn notes_are_written_listed_changed_and_deleted(store: Arc<dyn Store>)
         "a change keeps the creation time"
     );
     store.delete_note(second.id).await.unwrap();
-    assert_eq!(
-        store.list_notes(investigation_id).await.unwrap(),
-        vec![changed]
-    );
+    assert_eq!(notes(&store, investigation_id).await, vec![changed]);
 
     assert!(is_not_found(store.get_note(second.id).await));
     assert!(is_not_found(
         store.update_note(second.id, "x", time(6)).await
     ));
     assert!(is_not_found(store.delete_note(second.id).await));
-    assert!(is_not_found(store.list_notes(999_999).await));
+    assert!(is_not_found(store.list_notes(999_999, 10, 0).await));
     assert!(is_not_found(
         store.create_note(999_999, analyst.id, "x", time(6)).await
     ));

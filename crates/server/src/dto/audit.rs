@@ -33,13 +33,17 @@ pub struct AuditEntryDto {
     pub hash: String,
 }
 
-/// `{count, results}`, newest first.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// `{count, results}`, newest first. A page stops early when its entries reach
+/// `server.max_list_answer_bytes` (it always holds one); the answer's `Link` header then
+/// names the page that starts after its last one.
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = AuditLogPage)]
 pub struct AuditPageDto {
     /// How many entries match the filters (all pages).
     pub count: u64,
-    pub results: Vec<AuditEntryDto>,
+    /// Each entry already serialized, as the byte budget measured it.
+    #[schema(value_type = Vec<AuditEntryDto>)]
+    pub results: Vec<Box<serde_json::value::RawValue>>,
 }
 
 impl From<&AuditEntry> for AuditEntryDto {

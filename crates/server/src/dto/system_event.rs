@@ -23,13 +23,17 @@ pub struct SystemEventDto {
     pub created_at: DateTime<Utc>,
 }
 
-/// `{count, results}`, newest first.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// `{count, results}`, newest first. A page stops early when its events reach
+/// `server.max_list_answer_bytes` (it always holds one); the answer's `Link` header then
+/// names the page that starts after its last one.
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SystemEventPage)]
 pub struct SystemEventPageDto {
     /// How many events match the filters (all pages).
     pub count: u64,
-    pub results: Vec<SystemEventDto>,
+    /// Each event already serialized, as the byte budget measured it.
+    #[schema(value_type = Vec<SystemEventDto>)]
+    pub results: Vec<Box<serde_json::value::RawValue>>,
 }
 
 impl From<&SystemEventRecord> for SystemEventDto {

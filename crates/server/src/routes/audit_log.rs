@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use sleuth_domain::Role;
 use sleuth_store::{AuditQuery, Store, StoreError};
@@ -21,10 +21,12 @@ use crate::auth::Caller;
 use crate::dto::audit::{AuditEntryDto, AuditPageDto};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::QueryPairs;
+use crate::links;
+use crate::list_budget::{self, PageRequest};
 use crate::list_query::{page_parameters, strings, time_range};
 use crate::state::AppState;
 
-/// Entries read from the store per page of the export.
+/// The most entries read from the store at once by the export.
 const EXPORT_PAGE: u32 = 1000;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -56,10 +58,16 @@ pub struct AuditLogParameters {
 }
 
 /// List the audit log, newest first (admin).
+///
+/// A page stops early when its entries reach `server.max_list_answer_bytes` (always holding
+/// at least one). While more follow, `Link: <url>; rel="next"` names the page that starts
+/// after its last entry (or continue at `offset` plus the entries received).
 #[utoipa::path(get, path = "/app/api/v1/audit-log", tag = "audit",
     params(AuditLogParameters),
     responses(
-        (status = 200, body = AuditPageDto),
+        (status = 200, body = AuditPageDto, headers(
+            ("Link" = String, description = "`<url>; rel=\"next\"` while more entries follow (RFC 8288)"),
+        )),
         (status = 400, description = "Bad request - invalid input", body = ErrorBody),
         (status = 401, description = "Unauthorized", body = ErrorBody),
         (status = 403, description = "Access denied (admin only)", body = ErrorBody),
@@ -69,9 +77,10 @@ pub struct AuditLogParameters {
     security(("api_key" = [])))]
 async fn list_audit_log(
     State(state): State<AppState>,
+    headers: HeaderMap,
     caller: Caller,
     query: QueryPairs,
-) -> ApiResult<Json<AuditPageDto>> {
+) -> ApiResult<(HeaderMap, Json<AuditPageDto>)> {
     caller.require_within_scope(Role::Admin)?;
     let actor = query.one("actor").map(str::trim).map(str::to_string);
     if actor
@@ -93,15 +102,46 @@ async fn list_audit_log(
         limit,
         offset,
     };
-    let page = state.store()?.list_audit_entries(&audit_query).await?;
-    Ok(Json(AuditPageDto {
-        count: page.total,
-        results: page.items.iter().map(AuditEntryDto::from).collect(),
-    }))
+    let store = state.store()?.as_ref();
+    let request = PageRequest::new(
+        &state,
+        &headers,
+        "/app/api/v1/audit-log",
+        &query,
+        (limit, offset),
+    );
+    let (page, next) = list_budget::linked_page(
+        &request,
+        |rows, offset| {
+            let read_query = AuditQuery {
+                limit: rows,
+                offset,
+                ..audit_query.clone()
+            };
+            async move {
+                let page = store.list_audit_entries(&read_query).await?;
+                Ok((page.total, page.items))
+            }
+        },
+        |entry| entry.seq,
+        |entry| AuditEntryDto::from(entry),
+    )
+    .await?;
+    Ok((
+        links::paging_headers(next.as_deref(), None),
+        Json(AuditPageDto {
+            count: page.total,
+            results: page.items,
+        }),
+    ))
 }
 
 /// Export the whole audit log as JSON Lines, oldest first, each entry with its hashes
 /// (admin).
+///
+/// The answer streams as the client reads it, in pieces of at most
+/// `server.max_list_answer_bytes` (or one entry), so the server never holds more of the log
+/// than one piece.
 #[utoipa::path(get, path = "/app/api/v1/audit-log/export", tag = "audit",
     responses(
         (status = 200, description = "One AuditLogEntry per line, in chain order", content_type = "application/x-ndjson", body = String),
@@ -114,30 +154,21 @@ async fn list_audit_log(
 async fn export_audit_log(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     caller.require(Role::Admin)?;
     let store = state.store()?.clone();
-    // The first page is read before answering, so that an unreachable database is a 503
-    // rather than an empty 200; later pages stream as the client reads.
-    let first = store.audit_entries_after(0, EXPORT_PAGE).await?;
-    let pages = futures_util::stream::unfold(
+    let budget = state.settings().server.max_list_answer_bytes;
+    // The first piece is read before answering, so that an unreachable database is a 503
+    // rather than an empty 200; later pieces stream as the client reads.
+    let first = export_piece(store.as_ref(), 0, budget).await?;
+    let pieces = futures_util::stream::unfold(
         Some((store, first)),
-        |state: Option<(Arc<dyn Store>, Vec<sleuth_store::AuditEntry>)>| async move {
-            let (store, entries) = state?;
-            let last_seq = entries.last()?.seq;
-            let mut chunk = String::new();
-            for entry in &entries {
-                match serde_json::to_string(&AuditEntryDto::from(entry)) {
-                    Ok(line) => {
-                        chunk.push_str(&line);
-                        chunk.push('\n');
-                    }
-                    Err(error) => {
-                        return Some((Err(StoreError::internal(error.to_string())), None));
-                    }
-                }
+        move |state: Option<(Arc<dyn Store>, ExportPiece)>| async move {
+            let (store, piece) = state?;
+            if piece.lines.is_empty() {
+                return None;
             }
-            let next = if entries.len() < EXPORT_PAGE as usize {
-                Some((store, Vec::new()))
+            let next = if piece.last {
+                None
             } else {
-                match store.audit_entries_after(last_seq, EXPORT_PAGE).await {
+                match export_piece(store.as_ref(), piece.last_seq, budget).await {
                     Ok(next) => Some((store, next)),
                     Err(error) => {
                         tracing::error!(%error, "the audit-log export stopped early");
@@ -145,10 +176,10 @@ async fn export_audit_log(State(state): State<AppState>, caller: Caller) -> ApiR
                     }
                 }
             };
-            Some((Ok(Bytes::from(chunk)), next))
+            Some((Ok(Bytes::from(piece.lines)), next))
         },
     );
-    let mut response = Body::from_stream(pages).into_response();
+    let mut response = Body::from_stream(pieces).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -159,4 +190,54 @@ async fn export_audit_log(State(state): State<AppState>, caller: Caller) -> ApiR
         HeaderValue::from_static("attachment; filename=\"sleuth-audit-log.jsonl\""),
     );
     Ok(response)
+}
+
+/// A piece of the export: JSON Lines of the entries after a sequence number.
+struct ExportPiece {
+    lines: String,
+    /// The sequence number of its last entry.
+    last_seq: i64,
+    /// Whether it ends the log (as the log was when it was read).
+    last: bool,
+}
+
+/// The entries after `after_seq` as JSON Lines, at most `budget` bytes of them (or one).
+async fn export_piece(
+    store: &dyn Store,
+    after_seq: i64,
+    budget: usize,
+) -> Result<ExportPiece, StoreError> {
+    let mut collector = list_budget::Collector::new(budget);
+    let mut last_seq = after_seq;
+    let last = loop {
+        let rows = collector.rows_to_read(EXPORT_PAGE);
+        let entries = store.audit_entries_after(last_seq, rows).await?;
+        let mut full = false;
+        for entry in &entries {
+            if !collector
+                .push(&AuditEntryDto::from(entry))
+                .map_err(|error| StoreError::internal(error.to_string()))?
+            {
+                full = true;
+                break;
+            }
+            last_seq = entry.seq;
+        }
+        if full {
+            break false;
+        }
+        if entries.len() < rows as usize {
+            break true;
+        }
+    };
+    let mut lines = String::new();
+    for item in collector.into_items() {
+        lines.push_str(item.get());
+        lines.push('\n');
+    }
+    Ok(ExportPiece {
+        lines,
+        last_seq,
+        last,
+    })
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
+use serde_json::value::RawValue;
 use sleuth_domain::Role;
 use sleuth_store::{NoteRecord, Store};
 use utoipa::ToSchema;
@@ -19,8 +20,11 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::dto::note::NoteDto;
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
-use crate::extract::{ApiJson, path_id};
+use crate::extract::{ApiJson, QueryPairs, path_id};
 use crate::firing;
+use crate::links;
+use crate::list_budget::{self, PageRequest};
+use crate::list_query::{MAX_LIMIT, page_parameters_or};
 use crate::state::AppState;
 use crate::trigger_catalog::NOTE_ADDED;
 
@@ -144,20 +148,52 @@ async fn create_note(
 }
 
 /// List an investigation's notes, oldest first.
+///
+/// The answer is an array of at most `limit` notes (default and most 1000) from `offset`,
+/// and stops early when its notes reach `server.max_list_answer_bytes` (always holding at
+/// least one). `X-Total-Count` says how many notes the investigation has; while more
+/// follow, `Link: <url>; rel="next"` names the page that starts after the last note sent.
 #[utoipa::path(get, path = "/app/api/v1/investigation-user-notes/{investigation_id}/list", tag = "notes",
-    params(("investigation_id" = String, Path)),
-    responses((status = 200, body = Vec<NoteDto>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    params(
+        ("investigation_id" = String, Path),
+        ("limit" = Option<i64>, Query, description = "Notes per page (default 1000, at most 1000)"),
+        ("offset" = Option<i64>, Query, description = "Notes to skip"),
+    ),
+    responses(
+        (status = 200, body = Vec<NoteDto>, headers(
+            ("X-Total-Count" = u64, description = "How many notes the investigation has"),
+            ("Link" = String, description = "`<url>; rel=\"next\"` while more notes follow (RFC 8288)"),
+        )),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
 async fn list_notes(
     State(state): State<AppState>,
+    headers: HeaderMap,
     caller: Caller,
     Path(investigation_id): Path<String>,
-) -> ApiResult<Json<Vec<NoteDto>>> {
+    query: QueryPairs,
+) -> ApiResult<(HeaderMap, Json<Vec<Box<RawValue>>>)> {
     caller.require(Role::RestrictedReadOnly)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    let (limit, offset) = page_parameters_or(&query, MAX_LIMIT)?;
     caller.check_investigation(&state, investigation_id).await?;
-    let notes = state.store()?.list_notes(investigation_id).await?;
-    Ok(Json(notes.iter().map(NoteDto::from).collect()))
+    let store = state.store()?.as_ref();
+    let path = format!("/app/api/v1/investigation-user-notes/{investigation_id}/list");
+    let request = PageRequest::new(&state, &headers, &path, &query, (limit, offset));
+    let (page, next) = list_budget::linked_page(
+        &request,
+        |rows, offset| async move {
+            let page = store.list_notes(investigation_id, rows, offset).await?;
+            Ok((page.total, page.items))
+        },
+        |note| note.id,
+        |note| NoteDto::from(note),
+    )
+    .await?;
+    Ok((
+        links::paging_headers(next.as_deref(), Some(page.total)),
+        Json(page.items),
+    ))
 }
 
 /// Change a note's text (its author or an admin; member role at least).

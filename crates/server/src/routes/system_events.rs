@@ -7,6 +7,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use sleuth_domain::Role;
 use sleuth_store::SystemEventQuery;
 use utoipa::IntoParams;
@@ -17,6 +18,8 @@ use crate::auth::Caller;
 use crate::dto::system_event::{SystemEventDto, SystemEventPageDto};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::QueryPairs;
+use crate::links;
+use crate::list_budget::{self, PageRequest};
 use crate::list_query::{page_parameters, search_parameter, strings, time_range};
 use crate::state::AppState;
 use crate::trigger_catalog;
@@ -46,10 +49,16 @@ pub struct SystemEventListParameters {
 }
 
 /// List system events: every trigger that fired, scripts or not (admin).
+///
+/// A page stops early when its events reach `server.max_list_answer_bytes` (always holding
+/// at least one). While more follow, `Link: <url>; rel="next"` names the page that starts
+/// after its last event (or continue at `offset` plus the events received).
 #[utoipa::path(get, path = "/app/api/v1/system-events/list", tag = "system-events",
     params(SystemEventListParameters),
     responses(
-        (status = 200, body = SystemEventPageDto),
+        (status = 200, body = SystemEventPageDto, headers(
+            ("Link" = String, description = "`<url>; rel=\"next\"` while more events follow (RFC 8288)"),
+        )),
         (status = 400, description = "Bad request - invalid input", body = ErrorBody),
         (status = 401, description = "Unauthorized", body = ErrorBody),
         (status = 403, description = "Access denied (admin only)", body = ErrorBody),
@@ -59,9 +68,10 @@ pub struct SystemEventListParameters {
     security(("api_key" = [])))]
 async fn list_system_events(
     State(state): State<AppState>,
+    headers: HeaderMap,
     caller: Caller,
     query: QueryPairs,
-) -> ApiResult<Json<SystemEventPageDto>> {
+) -> ApiResult<(HeaderMap, Json<SystemEventPageDto>)> {
     caller.require_within_scope(Role::Admin)?;
     // Groups of the catalog tree never fire; only its leaves are triggers.
     let known: Vec<String> = trigger_catalog::catalog()
@@ -89,9 +99,31 @@ async fn list_system_events(
         limit,
         offset,
     };
-    let page = state.store()?.list_system_events(&events_query).await?;
-    Ok(Json(SystemEventPageDto {
-        count: page.total,
-        results: page.items.iter().map(SystemEventDto::from).collect(),
-    }))
+    let store = state.store()?.as_ref();
+    let path = "/app/api/v1/system-events/list";
+    let request = PageRequest::new(&state, &headers, path, &query, (limit, offset));
+    let (page, next) = list_budget::linked_page(
+        &request,
+        |rows, offset| {
+            let read_query = SystemEventQuery {
+                limit: rows,
+                offset,
+                ..events_query.clone()
+            };
+            async move {
+                let page = store.list_system_events(&read_query).await?;
+                Ok((page.total, page.items))
+            }
+        },
+        |event| event.id,
+        |event| SystemEventDto::from(event),
+    )
+    .await?;
+    Ok((
+        links::paging_headers(next.as_deref(), None),
+        Json(SystemEventPageDto {
+            count: page.total,
+            results: page.items,
+        }),
+    ))
 }

@@ -10,6 +10,8 @@ use sleuth_server::Settings;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use sleuth_store::{NewAuditEntry, NewSystemEvent};
+
 use crate::harness::{Backend, TestApp, assert_error};
 
 /// Each listed test with its settings, once per backend.
@@ -38,6 +40,7 @@ macro_rules! on_both_backends_with {
 
 on_both_backends_with!(
     a_list_answer_stops_at_its_byte_budget_and_links_to_the_rest => small_answers,
+    notes_events_and_audit_entries_keep_to_the_byte_budget_and_page_whole => small_answers,
     a_flood_is_shed_with_503_while_health_answers => one_request_at_a_time,
 );
 
@@ -125,6 +128,197 @@ async fn a_list_answer_stops_at_its_byte_budget_and_links_to_the_rest(app: TestA
     assert!(pages >= 3, "the budget split the list ({pages} pages)");
     assert_eq!(walked, one_by_one, "no item repeated, skipped or reordered");
     assert_eq!(walked.iter().copied().collect::<BTreeSet<_>>(), created);
+}
+
+/// Large notes, system events and audit entries, each list walked from its first page by
+/// the `Link` header with the largest `limit`: every page of several items stays within
+/// the budget, the budget splits each list, and the walk returns every item once, in the
+/// order the list has one item at a time. The audit export, streamed in budgeted pieces,
+/// holds every entry once, in chain order.
+async fn notes_events_and_audit_entries_keep_to_the_byte_budget_and_page_whole(app: TestApp) {
+    let investigation_id = app
+        .create(&json!({"title": "Noted alert", "id": "noted-1"}))
+        .await;
+    // Each far under the budget, together far over it.
+    for index in 0..16 {
+        let answer = app
+            .post(
+                &format!("/app/api/v1/investigation-user-notes/{investigation_id}/create"),
+                &app.member_key,
+                &json!({"text": format!("{index} {}", "n".repeat(9_000))}),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+    }
+    let large = |index: usize| {
+        let mut args = serde_json::Map::new();
+        args.insert("investigation_id".into(), json!(investigation_id));
+        args.insert(
+            "text".into(),
+            json!(format!("{index} {}", "e".repeat(9_000))),
+        );
+        args
+    };
+    let events: Vec<NewSystemEvent> = (0..16)
+        .map(|index| NewSystemEvent {
+            trigger_name: "note_added".into(),
+            trigger_args: large(index),
+            investigation_id: Some(investigation_id),
+            entity: None,
+        })
+        .collect();
+    app.store
+        .record_system_events(&events, chrono::Utc::now())
+        .await
+        .unwrap();
+    for index in 0..16 {
+        app.store
+            .append_audit_entry(&NewAuditEntry {
+                actor_user_id: None,
+                actor_email: None,
+                action: "cli test".into(),
+                resource_type: "test".into(),
+                resource_id: Some(index.to_string()),
+                request_id: None,
+                detail: large(index),
+                tenant_union_id: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    let notes = format!("/app/api/v1/investigation-user-notes/{investigation_id}/list");
+    let walked = walk_by_link(&app, &notes, |page| page.json.clone(), "id").await;
+    assert_eq!(walked.len(), 16);
+    // Each note created over the API also fires its own event, in the background: the list
+    // must be still while it is walked.
+    let events = "/app/api/v1/system-events/list?trigger_name=note_added";
+    let first_event = format!("{events}&limit=1");
+    let all_fired = eventually(
+        || app.get(&first_event, &app.admin_key),
+        |answer| answer.json["count"] == 32,
+    )
+    .await;
+    assert_eq!(all_fired.json["count"], 32, "{}", all_fired.text);
+    let walked = walk_by_link(&app, events, |page| page.json["results"].clone(), "id").await;
+    assert_eq!(walked.len(), 32);
+    let walked = walk_by_link(
+        &app,
+        "/app/api/v1/audit-log?resource_type=test",
+        |page| page.json["results"].clone(),
+        "seq",
+    )
+    .await;
+    assert_eq!(walked.len(), 16);
+
+    let export = app
+        .get("/app/api/v1/audit-log/export", &app.admin_key)
+        .await;
+    assert_eq!(export.status, 200);
+    let seqs: Vec<i64> = export
+        .text
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).expect("a JSON line")["seq"]
+                .as_i64()
+                .expect("a seq")
+        })
+        .collect();
+    let all = app
+        .get("/app/api/v1/audit-log?limit=1", &app.admin_key)
+        .await;
+    let count = all.json["count"].as_i64().unwrap();
+    assert!(count > 16, "{count}");
+    assert_eq!(
+        seqs,
+        (1..=count).collect::<Vec<_>>(),
+        "every entry once, in order"
+    );
+}
+
+/// Walks a list from `first` (asked with the largest limit) by its `Link` headers, checking
+/// each page against the budget and the walk against the list read one item at a time;
+/// answers the ids (`key`) walked.
+async fn walk_by_link(
+    app: &TestApp,
+    first: &str,
+    items: impl Fn(&crate::harness::Answer) -> Value,
+    key: &str,
+) -> Vec<i64> {
+    let separator = if first.contains('?') { '&' } else { '?' };
+    let ids = |page: &crate::harness::Answer| -> Vec<i64> {
+        items(page)
+            .as_array()
+            .unwrap_or_else(|| panic!("a list: {}", page.text))
+            .iter()
+            .map(|item| item[key].as_i64().expect("an id"))
+            .collect()
+    };
+    let mut one_by_one = Vec::new();
+    loop {
+        let offset = one_by_one.len();
+        let page = app
+            .get(
+                &format!("{first}{separator}limit=1&offset={offset}"),
+                &app.admin_key,
+            )
+            .await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        let got = ids(&page);
+        if got.is_empty() {
+            break;
+        }
+        one_by_one.extend(got);
+        assert!(one_by_one.len() < 1000, "the list ends");
+    }
+    let mut path = format!("{first}{separator}limit=1000");
+    let mut walked = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = app.get(&path, &app.admin_key).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        pages += 1;
+        let got = ids(&page);
+        assert!(!got.is_empty(), "every page holds at least one item");
+        if got.len() > 1 {
+            assert!(
+                page.text.len() <= BUDGET + 2048,
+                "{first}: a page of {} items is {} bytes",
+                got.len(),
+                page.text.len()
+            );
+        }
+        walked.extend(got);
+        let link = page
+            .headers
+            .get("link")
+            .map(|value| value.to_str().expect("a text header").to_string());
+        match link {
+            Some(link) => {
+                assert!(link.ends_with(">; rel=\"next\""), "{link}");
+                assert!(link.contains("limit=1000"), "{link}");
+                assert!(
+                    link.contains(&format!("offset={}", walked.len())),
+                    "next starts after the last item returned: {link}"
+                );
+                let url = link
+                    .trim_start_matches('<')
+                    .trim_end_matches(">; rel=\"next\"");
+                path = url[url.find("/app/").expect("a path")..].to_string();
+            }
+            None => break,
+        }
+        assert!(pages < 50, "the walk ends");
+    }
+    assert!(
+        pages >= 2,
+        "{first}: the budget split the list ({pages} pages)"
+    );
+    assert_eq!(
+        walked, one_by_one,
+        "{first}: no item repeated, skipped or reordered"
+    );
+    walked
 }
 
 /// Opens a POST to `path` whose body never completes: it holds a slot of the path's class
