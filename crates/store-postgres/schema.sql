@@ -95,6 +95,18 @@ CREATE TABLE audit_log (
   hash text NOT NULL
 );
 
+CREATE TABLE connector_writebacks (
+  id bigint NOT NULL DEFAULT nextval('connector_writebacks_id_seq'::regclass),
+  connector_id bigint NOT NULL,
+  investigation_id bigint NOT NULL,
+  vendor_alert_id text NOT NULL,
+  attempts bigint NOT NULL DEFAULT 0,
+  next_attempt_at bigint NOT NULL,
+  last_error text,
+  sent_at bigint,
+  created_at bigint NOT NULL
+);
+
 CREATE TABLE connectors (
   id bigint NOT NULL DEFAULT nextval('connectors_id_seq'::regclass),
   name text NOT NULL,
@@ -119,7 +131,10 @@ CREATE TABLE connectors (
   alerts_refused bigint NOT NULL DEFAULT 0,
   created_by bigint,
   created_at bigint NOT NULL,
-  updated_at bigint NOT NULL
+  updated_at bigint NOT NULL,
+  writebacks_sent bigint NOT NULL DEFAULT 0,
+  last_writeback_error text,
+  last_writeback_error_at bigint
 );
 
 CREATE TABLE context_documents (
@@ -533,6 +548,12 @@ ALTER TABLE audit_entry_unions ADD CONSTRAINT audit_entry_unions_seq_fkey FOREIG
 
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_pkey PRIMARY KEY (seq);
 
+ALTER TABLE connector_writebacks ADD CONSTRAINT connector_writebacks_connector_id_fkey FOREIGN KEY (connector_id) REFERENCES connectors(id) ON DELETE CASCADE;
+
+ALTER TABLE connector_writebacks ADD CONSTRAINT connector_writebacks_investigation_id_fkey FOREIGN KEY (investigation_id) REFERENCES investigations(id) ON DELETE CASCADE;
+
+ALTER TABLE connector_writebacks ADD CONSTRAINT connector_writebacks_pkey PRIMARY KEY (id);
+
 ALTER TABLE connectors ADD CONSTRAINT connectors_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
 
 ALTER TABLE connectors ADD CONSTRAINT connectors_name_key UNIQUE (name);
@@ -696,6 +717,12 @@ CREATE INDEX audit_entry_unions_by_union ON public.audit_entry_unions USING btre
 CREATE INDEX audit_log_by_actor ON public.audit_log USING btree (actor_user_id);
 
 CREATE INDEX audit_log_by_time ON public.audit_log USING btree (at);
+
+CREATE INDEX connector_writebacks_by_connector ON public.connector_writebacks USING btree (connector_id);
+
+CREATE INDEX connector_writebacks_by_investigation ON public.connector_writebacks USING btree (investigation_id);
+
+CREATE INDEX connector_writebacks_due ON public.connector_writebacks USING btree (next_attempt_at) WHERE (sent_at IS NULL);
 
 CREATE INDEX context_memory_entities_by_item ON public.context_memory_entities USING btree (item_id);
 

@@ -110,6 +110,18 @@ CREATE TABLE audit_log (
     hash TEXT NOT NULL
 );
 
+CREATE TABLE connector_writebacks (
+    id INTEGER PRIMARY KEY,
+    connector_id INTEGER NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,
+    investigation_id INTEGER NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+    vendor_alert_id TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    sent_at INTEGER,
+    created_at INTEGER NOT NULL
+);
+
 CREATE TABLE connectors (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -136,7 +148,7 @@ CREATE TABLE connectors (
     created_by INTEGER REFERENCES users(id),
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
-);
+, writebacks_sent INTEGER NOT NULL DEFAULT 0, last_writeback_error TEXT, last_writeback_error_at INTEGER);
 
 CREATE TABLE context_documents (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -569,6 +581,13 @@ CREATE INDEX audit_entry_unions_by_union ON audit_entry_unions (tenant_union_id,
 CREATE INDEX audit_log_by_actor ON audit_log (actor_user_id);
 
 CREATE INDEX audit_log_by_time ON audit_log (at);
+
+CREATE INDEX connector_writebacks_by_connector ON connector_writebacks (connector_id);
+
+CREATE INDEX connector_writebacks_by_investigation ON connector_writebacks (investigation_id);
+
+CREATE INDEX connector_writebacks_due ON connector_writebacks (next_attempt_at)
+    WHERE sent_at IS NULL;
 
 CREATE INDEX context_memory_entities_by_item ON context_memory_entities (item_id);
 

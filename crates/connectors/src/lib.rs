@@ -226,6 +226,11 @@ impl Poller {
         self.kind
     }
 
+    /// Whether its connector sends verdicts back to the vendor.
+    pub fn writes_back(&self) -> bool {
+        self.settings.write_back && self.kind.writes_back()
+    }
+
     /// Sends `verdict` to the vendor's alert `alert_id` (see `write_back.rs`).
     pub async fn write_back(&mut self, alert_id: &str, verdict: &Verdict) -> Result<(), PollError> {
         write_back::write(&mut self.http, self.kind, &self.settings, alert_id, verdict).await

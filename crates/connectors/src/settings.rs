@@ -70,6 +70,10 @@ pub struct Settings {
     /// the admin when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_id: Option<String>,
+    /// Send each concluded investigation's verdict to its alert at the vendor (CrowdStrike,
+    /// Graph; the API client needs write access to alerts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_back: bool,
 }
 
 fn default_backfill_hours() -> u32 {
@@ -204,6 +208,12 @@ impl Settings {
                     ));
                 }
             }
+        }
+        if settings.write_back && !kind.writes_back() {
+            return Err(invalid(
+                "write_back",
+                "only CrowdStrike and Graph connectors write verdicts back",
+            ));
         }
         if kind == Kind::Sentinelone && settings.filter.is_some() {
             return Err(invalid(

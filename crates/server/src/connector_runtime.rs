@@ -5,15 +5,25 @@
 //! stopped mid-page neither skips nor duplicates (the page is read again, and its alerts
 //! dedupe on their identity). Credentials come from the sealed secret store, opened for
 //! one poll and never logged or answered.
+//!
+//! Write-back: a connector that writes back owes each new investigation's verdict from
+//! the transaction that stored its alert (`connector_writebacks`). Once the investigation
+//! concluded, the runtime sends it (`write_back_due`), apart from polling and never in the
+//! way of an investigation; a failed send is tried again later, doubling its wait (or as
+//! the vendor's 429 said), and shows in the connector's state.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sleuth_connectors::{Credentials, Kind, Poller, Settings, Timing};
-use sleuth_store::{ConnectorPage, ConnectorPollEnd, ConnectorRecord, NewAlert, Store, StoreError};
+use sleuth_connectors::{Conclusion, Credentials, Kind, Poller, Settings, Timing, Verdict};
+use sleuth_domain::Outcome;
+use sleuth_store::{
+    ConnectorPage, ConnectorPollEnd, ConnectorRecord, NewAlert, Store, StoreError, WritebackResult,
+};
 use tokio::sync::watch;
 
 use crate::routes::investigations::{AlertOptions, prepare};
@@ -23,6 +33,8 @@ use crate::state::AppState;
 const MAX_FAILURE_BACKOFF: Duration = Duration::from_secs(3600);
 /// The wait after a connector's first failed poll; doubled after each further one.
 const FIRST_FAILURE_BACKOFF: Duration = Duration::from_secs(5);
+/// Verdicts one write-back round sends at most.
+const WRITEBACK_BATCH: u32 = 50;
 
 /// How one poll ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,9 +71,18 @@ pub async fn run(state: AppState, store: Arc<dyn Store>, mut shutdown: watch::Re
     let settings = state.settings().connectors.clone();
     let tick = Duration::from_millis(settings.tick_ms.max(10));
     let polling: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
+    let writing_back = Arc::new(AtomicBool::new(false));
     let mut tasks = tokio::task::JoinSet::new();
     tracing::info!("connector runtime started");
     while !*shutdown.borrow() {
+        // One write-back round at a time, beside the polls.
+        if !writing_back.swap(true, Ordering::SeqCst) {
+            let (state, store, writing_back) = (state.clone(), store.clone(), writing_back.clone());
+            tasks.spawn(async move {
+                write_back_due(&state, &store, Utc::now(), Timing::default()).await;
+                writing_back.store(false, Ordering::SeqCst);
+            });
+        }
         match store.list_connectors().await {
             Ok(connectors) => {
                 for connector in connectors {
@@ -203,17 +224,17 @@ pub async fn poll(
                         break;
                     }
                 };
-                let (alerts, refused, refused_reason) =
-                    read_alerts(store.as_ref(), &connector, poller.kind(), &page.alerts).await;
+                let read = read_alerts(store.as_ref(), &connector, &poller, &page.alerts).await;
                 let stored = store
                     .commit_connector_page(ConnectorPage {
                         connector_id: connector.id,
                         lease_token: lease_token.to_owned(),
-                        alerts,
-                        refused,
-                        refused_reason,
+                        alerts: read.ready,
+                        refused: read.refused,
+                        refused_reason: read.reason,
                         cursor: page.cursor.clone(),
                         caught_up: page.caught_up,
+                        write_back_ids: read.write_back_ids,
                         lease_until: Utc::now() + options.lease,
                         at: Utc::now(),
                     })
@@ -298,34 +319,152 @@ pub async fn poll(
     summary
 }
 
-/// Each vendor alert made ready to store, and how many no parser could read (with the
-/// first reason).
+/// The alerts of a page made ready to store.
+struct ReadAlerts {
+    ready: Vec<NewAlert>,
+    /// For each of `ready`, the vendor's id when the connector writes back (else empty).
+    write_back_ids: Vec<Option<String>>,
+    /// How many no parser could read, and why the first could not.
+    refused: i64,
+    reason: Option<String>,
+}
+
 async fn read_alerts(
     store: &dyn Store,
     connector: &ConnectorRecord,
-    kind: Kind,
+    poller: &Poller,
     alerts: &[Value],
-) -> (Vec<NewAlert>, i64, Option<String>) {
+) -> ReadAlerts {
+    let kind = poller.kind();
     let options = AlertOptions {
         schema_key: Some(kind.schema_key().to_owned()),
         tenant_union_id: connector.tenant_union_id,
         tenant_integration_key: None,
     };
-    let mut ready = Vec::with_capacity(alerts.len());
-    let mut refused = 0;
-    let mut reason = None;
+    let mut read = ReadAlerts {
+        ready: Vec::with_capacity(alerts.len()),
+        write_back_ids: Vec::new(),
+        refused: 0,
+        reason: None,
+    };
     for alert in alerts {
         match prepare(store, alert.to_string(), alert, &options).await {
-            Ok(new_alert) => ready.push(new_alert),
+            Ok(new_alert) => {
+                read.ready.push(new_alert);
+                if poller.writes_back() {
+                    read.write_back_ids
+                        .push(sleuth_connectors::alert_id(kind, alert));
+                }
+            }
             Err(error) => {
-                refused += 1;
-                reason.get_or_insert_with(|| {
+                read.refused += 1;
+                read.reason.get_or_insert_with(|| {
                     format!("an alert of the page was refused: {}", error.message)
                 });
             }
         }
     }
-    (ready, refused, reason)
+    read
+}
+
+/// What one write-back round did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WritebackSummary {
+    pub sent: u64,
+    pub failed: u64,
+}
+
+/// Sends the verdicts owed whose investigations concluded and whose time has come (`now`),
+/// each recorded as sent, or as failed with when to try again.
+pub async fn write_back_due(
+    state: &AppState,
+    store: &Arc<dyn Store>,
+    now: DateTime<Utc>,
+    timing: Timing,
+) -> WritebackSummary {
+    let mut summary = WritebackSummary::default();
+    // Claimed for as long as a round may take; a process that dies meanwhile leaves them
+    // to be taken again then.
+    let claim_until = now + chrono::Duration::minutes(10);
+    let due = match store
+        .claim_writebacks(now, claim_until, WRITEBACK_BATCH)
+        .await
+    {
+        Ok(due) => due,
+        Err(error) => {
+            tracing::warn!(%error, "could not read the verdicts owed to vendors");
+            return summary;
+        }
+    };
+    let mut pollers: BTreeMap<i64, Result<Poller, String>> = BTreeMap::new();
+    for owed in due {
+        if let std::collections::btree_map::Entry::Vacant(slot) = pollers.entry(owed.connector_id) {
+            let opened = match store.get_connector(owed.connector_id).await {
+                Ok(connector) => {
+                    poller(state, store, &connector.kind, &connector.settings, timing).await
+                }
+                Err(error) => Err(error.to_string()),
+            };
+            slot.insert(opened);
+        }
+        let sent = match (
+            pollers.get_mut(&owed.connector_id),
+            store.get_investigation(owed.investigation_id).await,
+        ) {
+            (Some(Ok(poller)), Ok(record)) => match verdict(&record) {
+                Some(verdict) => poller
+                    .write_back(&owed.vendor_alert_id, &verdict)
+                    .await
+                    .map_err(|error| (error.to_string(), error.retry_after())),
+                None => Ok(()),
+            },
+            (Some(Err(error)), _) => Err((error.clone(), None)),
+            (_, Err(error)) => Err((error.to_string(), None)),
+            (None, _) => Err(("the connector could not be opened".to_owned(), None)),
+        };
+        let result = match sent {
+            Ok(()) => {
+                summary.sent += 1;
+                WritebackResult::Sent
+            }
+            Err((error, retry_after)) => {
+                summary.failed += 1;
+                let wait = retry_after.unwrap_or_else(|| failure_backoff(owed.attempts + 1));
+                WritebackResult::Failed {
+                    error,
+                    retry_at: Utc::now()
+                        + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1)),
+                }
+            }
+        };
+        if let Err(error) = store.record_writeback(owed.id, &result, Utc::now()).await {
+            tracing::warn!(%error, writeback = owed.id, "could not record a write-back");
+        }
+    }
+    summary
+}
+
+/// The verdict of a concluded investigation, as a vendor's alert update takes it.
+fn verdict(record: &sleuth_store::InvestigationRecord) -> Option<Verdict> {
+    let result = record.result.as_ref()?;
+    let conclusion = match result.outcome {
+        Outcome::BreachedConfirmed | Outcome::BreachedSuspicious => Conclusion::Malicious,
+        Outcome::FalseAlert => Conclusion::Benign,
+        Outcome::Incomplete | Outcome::Ignored => Conclusion::Undetermined,
+    };
+    let summary = result
+        .conclusion_summary
+        .as_deref()
+        .unwrap_or(&result.conclusion);
+    Some(Verdict {
+        conclusion,
+        comment: format!(
+            "Sleuth investigation {}: {} (priority {}). {summary}",
+            record.id,
+            result.outcome.as_str(),
+            result.priority.as_str()
+        ),
+    })
 }
 
 /// The wait after `failures` failed polls in a row.
@@ -361,11 +500,11 @@ pub async fn test_poll(
         more_pages: !page.caught_up,
         ..TestSummary::default()
     };
-    let (ready, _, refusal) =
-        read_alerts(store.as_ref(), connector, poller.kind(), &page.alerts).await;
-    summary.readable = ready.len() as u64;
-    summary.refusal = refusal;
-    summary.titles = ready
+    let read = read_alerts(store.as_ref(), connector, &poller, &page.alerts).await;
+    summary.readable = read.ready.len() as u64;
+    summary.refusal = read.reason;
+    summary.titles = read
+        .ready
         .iter()
         .take(5)
         .map(|alert| alert.parsed.title.clone())

@@ -150,6 +150,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "audit_entry_unions",
         sql: include_str!("../migrations/0027_audit_entry_unions.sql"),
     },
+    Migration {
+        version: 28,
+        name: "connector_writebacks",
+        sql: include_str!("../migrations/0028_connector_writebacks.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use sleuth_domain::Timestamp;
 use sleuth_store::{
     ConnectorChanges, ConnectorPage, ConnectorPollEnd, ConnectorRecord, ConnectorStore, Created,
-    NewConnector, StoreError, StoreResult,
+    DueWriteback, NewConnector, StoreError, StoreResult, WritebackResult,
 };
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
@@ -19,6 +19,9 @@ macro_rules! columns {
         "id, name, kind, settings, tenant_union_id, enabled, interval_seconds, cursor, \
          next_poll_at, lease_expires_at, last_poll_at, caught_up_at, last_error, \
          last_error_at, failures, polls, pages, alerts_taken, alerts_known, alerts_refused, \
+         writebacks_sent, last_writeback_error, last_writeback_error_at, \
+         (SELECT COUNT(*) FROM connector_writebacks w WHERE w.connector_id = connectors.id \
+          AND w.sent_at IS NULL) AS writebacks_pending, \
          created_at, updated_at"
     };
 }
@@ -45,6 +48,10 @@ fn read(row: &AnyRow) -> StoreResult<ConnectorRecord> {
         alerts_taken: rows::int(row, "alerts_taken")?,
         alerts_known: rows::int(row, "alerts_known")?,
         alerts_refused: rows::int(row, "alerts_refused")?,
+        writebacks_sent: rows::int(row, "writebacks_sent")?,
+        writebacks_pending: rows::int(row, "writebacks_pending")?,
+        last_writeback_error: rows::opt_text(row, "last_writeback_error")?,
+        last_writeback_error_at: rows::opt_time(row, "last_writeback_error_at")?,
         created_at: rows::time(row, "created_at")?,
         updated_at: rows::time(row, "updated_at")?,
     })
@@ -249,6 +256,106 @@ impl ConnectorStore for SqlStore {
         .db()?;
         Ok(ended.rows_affected() == 1)
     }
+
+    async fn claim_writebacks(
+        &self,
+        now: Timestamp,
+        claim_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWriteback>> {
+        // Only a concluded investigation has a verdict to send.
+        let candidates = sqlx::query(
+            "SELECT w.id, w.connector_id, w.investigation_id, w.vendor_alert_id, w.attempts \
+             FROM connector_writebacks w JOIN investigations i ON i.id = w.investigation_id \
+             WHERE w.sent_at IS NULL AND w.next_attempt_at <= $1 AND i.status = 'success' \
+             ORDER BY w.next_attempt_at, w.id LIMIT $2",
+        )
+        .bind(micros(now))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .db()?;
+        let mut claimed = Vec::with_capacity(candidates.len());
+        for row in &candidates {
+            let id = rows::int(row, "id")?;
+            // One statement: of two processes claiming at once, one moves the time.
+            let taken = sqlx::query(
+                "UPDATE connector_writebacks SET next_attempt_at = $1 \
+                 WHERE id = $2 AND sent_at IS NULL AND next_attempt_at <= $3",
+            )
+            .bind(micros(claim_until))
+            .bind(id)
+            .bind(micros(now))
+            .execute(&self.pool)
+            .await
+            .db()?;
+            if taken.rows_affected() == 1 {
+                claimed.push(DueWriteback {
+                    id,
+                    connector_id: rows::int(row, "connector_id")?,
+                    investigation_id: rows::int(row, "investigation_id")?,
+                    vendor_alert_id: rows::text(row, "vendor_alert_id")?,
+                    attempts: rows::int(row, "attempts")?,
+                });
+            }
+        }
+        Ok(claimed)
+    }
+
+    async fn record_writeback(
+        &self,
+        writeback_id: i64,
+        result: &WritebackResult,
+        at: Timestamp,
+    ) -> StoreResult<()> {
+        let at = micros(at);
+        let (error, retry_at) = match result {
+            WritebackResult::Sent => (None, None),
+            WritebackResult::Failed { error, retry_at } => {
+                (Some(error.as_str()), Some(micros(*retry_at)))
+            }
+        };
+        self.writers
+            .write(async |connection| {
+                let (_write_turn, mut transaction) =
+                    crate::begin_write(connection, self.dialect).await?;
+                let row = sqlx::query(
+                    "UPDATE connector_writebacks SET attempts = attempts + 1, \
+                     sent_at = CASE WHEN $1 IS NULL THEN $2 ELSE NULL END, \
+                     last_error = $1, next_attempt_at = COALESCE($3, next_attempt_at) \
+                     WHERE id = $4 AND sent_at IS NULL RETURNING connector_id",
+                )
+                .bind(error)
+                .bind(at)
+                .bind(retry_at)
+                .bind(writeback_id)
+                .fetch_optional(&mut *transaction)
+                .await
+                .db()?;
+                // Already recorded as sent (by whoever claimed it after a long stall).
+                let Some(row) = row else {
+                    return Ok(());
+                };
+                let connector_id = rows::int(&row, "connector_id")?;
+                sqlx::query(
+                    "UPDATE connectors SET \
+                     writebacks_sent = writebacks_sent + CASE WHEN $1 IS NULL THEN 1 ELSE 0 END, \
+                     last_writeback_error = COALESCE($1, last_writeback_error), \
+                     last_writeback_error_at = CASE WHEN $1 IS NULL \
+                       THEN last_writeback_error_at ELSE $2 END \
+                     WHERE id = $3",
+                )
+                .bind(error)
+                .bind(at)
+                .bind(connector_id)
+                .execute(&mut *transaction)
+                .await
+                .db()?;
+                transaction.commit().await.db()?;
+                Ok(())
+            })
+            .await
+    }
 }
 
 /// What writing a page did.
@@ -280,14 +387,15 @@ async fn write_page(
     let created = match creates {
         Creates::SetBased if requests.is_empty() => Vec::new(),
         Creates::SetBased => {
+            // One answer per request, in order.
             match crate::create_batch::write(&mut transaction, dialect, requests).await? {
-                Some(created) => created,
+                Some(created) => created.into_iter().enumerate().collect(),
                 None => return Ok(PageWrite::NotSetBased),
             }
         }
         Creates::OneByOne => {
             let mut created = Vec::with_capacity(requests.len());
-            for request in requests {
+            for (index, request) in requests.iter().enumerate() {
                 sqlx::query("SAVEPOINT connector_create")
                     .execute(&mut *transaction)
                     .await
@@ -298,7 +406,7 @@ async fn write_page(
                             .execute(&mut *transaction)
                             .await
                             .db()?;
-                        created.push(one);
+                        created.push((index, one));
                     }
                     Err(error) => {
                         sqlx::query("ROLLBACK TO SAVEPOINT connector_create")
@@ -317,6 +425,23 @@ async fn write_page(
             created
         }
     };
+    for (index, created) in &created {
+        if let (Created::New(_), Some(Some(vendor_id))) = (created, page.write_back_ids.get(*index))
+        {
+            sqlx::query(
+                "INSERT INTO connector_writebacks (connector_id, investigation_id, \
+                 vendor_alert_id, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $4)",
+            )
+            .bind(page.connector_id)
+            .bind(created.investigation_id())
+            .bind(vendor_id)
+            .bind(micros(page.at))
+            .execute(&mut *transaction)
+            .await
+            .db()?;
+        }
+    }
+    let created: Vec<Created> = created.into_iter().map(|(_, created)| created).collect();
     let taken = created
         .iter()
         .filter(|created| matches!(created, Created::New(_)))

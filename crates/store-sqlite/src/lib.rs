@@ -154,6 +154,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "audit_entry_unions",
         sql: include_str!("../migrations/0028_audit_entry_unions.sql"),
     },
+    Migration {
+        version: 29,
+        name: "connector_writebacks",
+        sql: include_str!("../migrations/0029_connector_writebacks.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -56,6 +56,12 @@ pub struct ConnectorRecord {
     pub alerts_taken: i64,
     pub alerts_known: i64,
     pub alerts_refused: i64,
+    /// Write-back: verdicts sent to the vendor, verdicts still owed (their investigation
+    /// not concluded yet, or a send to retry), and the last send that failed.
+    pub writebacks_sent: i64,
+    pub writebacks_pending: i64,
+    pub last_writeback_error: Option<String>,
+    pub last_writeback_error_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -85,6 +91,10 @@ pub struct ConnectorPage {
     pub cursor: serde_json::Value,
     /// The page was the vendor's last for now.
     pub caught_up: bool,
+    /// Write-back: for each of `alerts`, the vendor's id of it, when the connector writes
+    /// verdicts back (empty otherwise). Each new investigation among them owes its verdict
+    /// from the same transaction on.
+    pub write_back_ids: Vec<Option<String>>,
     /// The lease runs until then (a long drain keeps it).
     pub lease_until: Timestamp,
     pub at: Timestamp,
@@ -99,6 +109,29 @@ pub struct ConnectorPollEnd {
     /// `None`: it succeeded (the failure count starts again).
     pub error: Option<String>,
     pub at: Timestamp,
+}
+
+/// A verdict owed to a vendor whose investigation has concluded, claimed for one send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DueWriteback {
+    pub id: i64,
+    pub connector_id: i64,
+    pub investigation_id: i64,
+    /// The vendor's id of the alert.
+    pub vendor_alert_id: String,
+    /// Sends tried before this one.
+    pub attempts: i64,
+}
+
+/// How a write-back send ended.
+#[derive(Debug, Clone)]
+pub enum WritebackResult {
+    Sent,
+    /// Failed; tried again at `retry_at`.
+    Failed {
+        error: String,
+        retry_at: Timestamp,
+    },
 }
 
 #[async_trait]
@@ -132,4 +165,20 @@ pub trait ConnectorStore {
     /// Gives the lease back and records how the poll ended. `false` when the lease was no
     /// longer held (nothing recorded).
     async fn end_connector_poll(&self, end: &ConnectorPollEnd) -> StoreResult<bool>;
+    /// Write-back: up to `limit` owed verdicts whose investigation concluded and whose time
+    /// to send has come, each claimed until `claim_until` (another process does not take it
+    /// meanwhile; one that is never recorded is taken again then).
+    async fn claim_writebacks(
+        &self,
+        now: Timestamp,
+        claim_until: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<DueWriteback>>;
+    /// Records how a send ended, on the owed verdict and its connector's counts.
+    async fn record_writeback(
+        &self,
+        writeback_id: i64,
+        result: &WritebackResult,
+        at: Timestamp,
+    ) -> StoreResult<()>;
 }

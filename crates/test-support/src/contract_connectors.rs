@@ -79,6 +79,7 @@ fn page(
         refused_reason: None,
         cursor,
         caught_up: false,
+        write_back_ids: Vec::new(),
         lease_until: at + Duration::minutes(2),
         at,
     }

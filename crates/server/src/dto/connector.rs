@@ -49,6 +49,13 @@ pub struct ConnectorStateDto {
     pub alerts_known: i64,
     /// Alerts no parser could read.
     pub alerts_refused: i64,
+    /// Write-back (settings `write_back`): verdicts sent to the vendor's alerts, verdicts
+    /// still owed (investigations not concluded yet, or sends to retry), and the last send
+    /// that failed.
+    pub writebacks_sent: i64,
+    pub writebacks_pending: i64,
+    pub last_writeback_error: Option<String>,
+    pub last_writeback_error_at: Option<DateTime<Utc>>,
     /// Where the next poll starts (`null`: the backfill window).
     #[schema(value_type = Option<Object>)]
     pub cursor: Option<serde_json::Value>,
@@ -80,6 +87,10 @@ impl ConnectorDto {
                 alerts_taken: record.alerts_taken,
                 alerts_known: record.alerts_known,
                 alerts_refused: record.alerts_refused,
+                writebacks_sent: record.writebacks_sent,
+                writebacks_pending: record.writebacks_pending,
+                last_writeback_error: record.last_writeback_error.clone(),
+                last_writeback_error_at: record.last_writeback_error_at,
                 cursor: record.cursor.clone(),
             },
             created_at: record.created_at,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sleuth_connectors::Timing;
-use sleuth_server::connector_runtime::{self, PollOptions, PollSummary};
+use sleuth_server::connector_runtime::{self, PollOptions, PollSummary, WritebackSummary};
 use sleuth_store::{ConnectorChanges, ConnectorPage, Store, StoreError};
 use tokio::sync::watch;
 
@@ -25,6 +25,7 @@ on_both_backends!(
     two_pollers_never_poll_one_connector_at_once,
     connectors_are_managed_and_tested_by_admins_over_the_api,
     a_google_key_google_does_not_know_or_a_wrong_admin_is_refused,
+    verdicts_are_written_back_once_concluded_and_retried_when_the_vendor_fails,
 );
 
 const CONNECTORS: &str = "/app/api/v1/connectors";
@@ -107,6 +108,14 @@ async fn poll_now(app: &TestApp, connector_id: i64, lease: chrono::Duration) -> 
         options(lease),
     )
     .await
+}
+
+/// The connector's `state`, as the API shows it.
+async fn connector_state(app: &TestApp, connector_id: i64) -> Value {
+    let answer = app
+        .get(&format!("{CONNECTORS}/{connector_id}"), &app.admin_key)
+        .await;
+    answer.json["state"].clone()
 }
 
 /// `POST …/{id}/test`: one page read and parsed, nothing stored.
@@ -402,6 +411,7 @@ async fn a_poll_killed_mid_page_neither_skips_nor_duplicates(app: TestApp) {
                 refused_reason: None,
                 cursor: cursor_after_page_one,
                 caught_up: false,
+                write_back_ids: Vec::new(),
                 lease_until: chrono::Utc::now() + chrono::Duration::seconds(60),
                 at: chrono::Utc::now(),
             })
@@ -722,4 +732,144 @@ async fn a_google_key_google_does_not_know_or_a_wrong_admin_is_refused(app: Test
     let mut labels = std::collections::BTreeSet::new();
     collect_labels(&answer.json, &mut labels);
     assert!(labels.contains("Google Workspace"), "{labels:?}");
+}
+
+async fn verdicts_are_written_back_once_concluded_and_retried_when_the_vendor_fails(app: TestApp) {
+    store_secret(&app).await;
+    for vendor in [Vendor::Crowdstrike, Vendor::Graph] {
+        let loopback = LoopbackVendor::start(vendor, 3, Faults::default()).await;
+        let mut settings = vendor.settings(&loopback.address, 3);
+        settings["write_back"] = json!(true);
+        let answer = app
+            .post(
+                CONNECTORS,
+                &app.admin_key,
+                &json!({"name": vendor.kind(), "kind": vendor.kind(), "settings": settings}),
+            )
+            .await;
+        assert_eq!(answer.status, 201, "{}", answer.text);
+        let id = answer.json["id"].as_i64().unwrap();
+        let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+        assert_eq!((summary.error, summary.taken), (None, 3), "{vendor:?}");
+        assert_eq!(
+            connector_state(&app, id).await["writebacks_pending"],
+            3,
+            "{vendor:?}"
+        );
+
+        // Nothing is sent before an investigation concludes.
+        let now = chrono::Utc::now();
+        let round = connector_runtime::write_back_due(&app.state, &app.store, now, quick()).await;
+        assert_eq!(round, WritebackSummary::default(), "{vendor:?}");
+        app.drain().await;
+
+        // The vendor's first answer is a 429: honoured, and the update sent again.
+        let next = loopback.api_requests() + 1;
+        loopback.shared.faults.lock().unwrap().rate_limit_at = Some(next);
+        let round = connector_runtime::write_back_due(&app.state, &app.store, now, quick()).await;
+        assert_eq!((round.sent, round.failed), (3, 0), "{vendor:?}");
+        assert!(loopback.seen().iter().any(|seen| seen.status == 429));
+        let updates = loopback.shared.updates.lock().unwrap().clone();
+        let alerts = loopback.shared.alerts.lock().unwrap().clone();
+        match vendor {
+            Vendor::Crowdstrike => {
+                assert_eq!(updates.len(), 3, "{updates:?}");
+                for (alert, (_, path, body)) in alerts.iter().zip(&updates) {
+                    assert_eq!(path, "/alerts/entities/alerts/v3");
+                    assert_eq!(body["composite_ids"], json!([alert["composite_id"]]));
+                    let comment = &body["action_parameters"][0];
+                    assert_eq!(comment["name"], "append_comment");
+                    assert!(
+                        comment["value"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("Sleuth investigation "),
+                        "{body}"
+                    );
+                }
+            }
+            _ => {
+                let comments: Vec<_> = updates
+                    .iter()
+                    .filter(|(method, _, _)| method == "POST")
+                    .collect();
+                assert_eq!(comments.len(), 3, "{updates:?}");
+                for alert in &alerts {
+                    let path = format!(
+                        "/v1.0/security/alerts_v2/{}/comments",
+                        alert["id"].as_str().unwrap()
+                    );
+                    assert!(comments.iter().any(|(_, seen, _)| *seen == path), "{path}");
+                }
+                for (_, _, body) in updates.iter().filter(|(method, _, _)| method == "PATCH") {
+                    assert!(
+                        ["truePositive", "falsePositive"]
+                            .contains(&body["classification"].as_str().unwrap()),
+                        "{body}"
+                    );
+                }
+            }
+        }
+        let shown = connector_state(&app, id).await;
+        assert_eq!(
+            (
+                shown["writebacks_sent"].clone(),
+                shown["writebacks_pending"].clone()
+            ),
+            (json!(3), json!(0)),
+            "{vendor:?}: {shown}"
+        );
+        let round = connector_runtime::write_back_due(&app.state, &app.store, now, quick()).await;
+        assert_eq!(
+            round,
+            WritebackSummary::default(),
+            "each verdict is sent once"
+        );
+
+        // A vendor that keeps failing: recorded, shown, retried later, then sent.
+        loopback.add_alerts(1);
+        let summary = poll_now(&app, id, chrono::Duration::seconds(60)).await;
+        assert_eq!(summary.taken, 1, "{vendor:?}: {summary:?}");
+        app.drain().await;
+        loopback.shared.faults.lock().unwrap().always = Some(503);
+        let now = chrono::Utc::now();
+        let round = connector_runtime::write_back_due(&app.state, &app.store, now, quick()).await;
+        assert_eq!((round.sent, round.failed), (0, 1), "{vendor:?}");
+        let shown = connector_state(&app, id).await;
+        assert_eq!(shown["writebacks_pending"], 1, "{shown}");
+        assert!(
+            shown["last_writeback_error"]
+                .as_str()
+                .is_some_and(|error| error.contains("503") && !error.contains(SECRET)),
+            "{shown}"
+        );
+        loopback.shared.faults.lock().unwrap().always = None;
+        let round = connector_runtime::write_back_due(&app.state, &app.store, now, quick()).await;
+        assert_eq!(
+            round,
+            WritebackSummary::default(),
+            "{vendor:?}: it waits its backoff"
+        );
+        let later = now + chrono::Duration::minutes(5);
+        let round = connector_runtime::write_back_due(&app.state, &app.store, later, quick()).await;
+        assert_eq!((round.sent, round.failed), (1, 0), "{vendor:?}");
+        assert_eq!(connector_state(&app, id).await["writebacks_pending"], 0);
+    }
+    // A vendor whose alerts take no update is told so.
+    let loopback = LoopbackVendor::start(Vendor::Okta, 1, Faults::default()).await;
+    let mut settings = Vendor::Okta.settings(&loopback.address, 3);
+    settings["write_back"] = json!(true);
+    let answer = app
+        .post(
+            CONNECTORS,
+            &app.admin_key,
+            &json!({"name": "okta", "kind": "okta", "settings": settings}),
+        )
+        .await;
+    assert_error(&answer, 400, "bad_request");
+    assert!(
+        answer.text.contains("settings.write_back"),
+        "{}",
+        answer.text
+    );
 }

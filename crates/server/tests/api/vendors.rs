@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
@@ -225,6 +225,8 @@ pub struct Shared {
     /// CrowdStrike: where each composite id is in `alerts`.
     by_id: Mutex<HashMap<String, usize>>,
     pub seen: Mutex<Vec<Seen>>,
+    /// Write-back requests taken: method, path and body.
+    pub updates: Mutex<Vec<(String, String, Value)>>,
     address: Mutex<String>,
 }
 
@@ -246,16 +248,23 @@ impl LoopbackVendor {
             tokens: Mutex::new(HashMap::new()),
             by_id: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
+            updates: Mutex::new(Vec::new()),
             address: Mutex::new(String::new()),
         });
         let router = match vendor {
             Vendor::Crowdstrike => Router::new()
                 .route("/oauth2/token", post(crowdstrike_token))
                 .route("/alerts/queries/alerts/v2", get(crowdstrike_query))
-                .route("/alerts/entities/alerts/v2", post(crowdstrike_entities)),
+                .route("/alerts/entities/alerts/v2", post(crowdstrike_entities))
+                .route("/alerts/entities/alerts/v3", patch(crowdstrike_update)),
             Vendor::Graph => Router::new()
                 .route("/{tenant}/oauth2/v2.0/token", post(graph_token))
-                .route("/v1.0/security/alerts_v2", get(graph_alerts)),
+                .route("/v1.0/security/alerts_v2", get(graph_alerts))
+                .route("/v1.0/security/alerts_v2/{id}", patch(graph_update))
+                .route(
+                    "/v1.0/security/alerts_v2/{id}/comments",
+                    post(graph_comment),
+                ),
             Vendor::Okta => Router::new().route("/api/v1/logs", get(okta_logs)),
             Vendor::Sentinelone => Router::new().route("/web/api/v2.1/threats", get(s1_threats)),
             Vendor::Elastic => Router::new().route(
@@ -808,4 +817,85 @@ async fn google_alerts(
         body["nextPageToken"] = json!(format!("p-{}", offset + page.len()));
     }
     axum::Json(body).into_response()
+}
+
+/// Falcon's alert update: `composite_ids` and `action_parameters`; an unknown id is named
+/// in `errors`.
+async fn crowdstrike_update(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let known = {
+        let alerts = shared.alerts.lock().unwrap();
+        request["composite_ids"].as_array().is_some_and(|ids| {
+            ids.iter()
+                .all(|id| alerts.iter().any(|alert| alert["composite_id"] == *id))
+        })
+    };
+    if !known || !request["action_parameters"].is_array() {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"meta": {}, "errors": [{"code": 400, "message": "invalid composite_ids or action_parameters"}]})),
+        )
+            .into_response();
+    }
+    shared.updates.lock().unwrap().push((
+        "PATCH".into(),
+        "/alerts/entities/alerts/v3".into(),
+        request,
+    ));
+    axum::Json(
+        json!({"meta": {"query_time": 0.01, "writes": {"resources_affected": 1}}, "errors": []}),
+    )
+    .into_response()
+}
+
+/// Graph's alert update: the alert as changed.
+async fn graph_update(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut alert = {
+        let alerts = shared.alerts.lock().unwrap();
+        match alerts.iter().find(|alert| alert["id"] == id.as_str()) {
+            Some(alert) => alert.clone(),
+            None => return StatusCode::NOT_FOUND.into_response(),
+        }
+    };
+    for field in ["status", "classification", "determination"] {
+        if let Some(value) = request.get(field) {
+            alert[field] = value.clone();
+        }
+    }
+    shared.updates.lock().unwrap().push((
+        "PATCH".into(),
+        format!("/v1.0/security/alerts_v2/{id}"),
+        request,
+    ));
+    axum::Json(alert).into_response()
+}
+
+/// Graph's new alert comment: the alert's comments, the new one last.
+async fn graph_comment(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if request["@odata.type"] != "microsoft.graph.security.alertComment"
+        || !request["comment"].is_string()
+    {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    shared.updates.lock().unwrap().push((
+        "POST".into(),
+        format!("/v1.0/security/alerts_v2/{id}/comments"),
+        request.clone(),
+    ));
+    (
+        StatusCode::CREATED,
+        axum::Json(json!({"@odata.context": "https://graph.microsoft.com/v1.0/$metadata#Collection(microsoft.graph.security.alertComment)",
+            "value": [{"comment": request["comment"], "createdByDisplayName": "Sleuth"}]})),
+    )
+        .into_response()
 }
