@@ -3,16 +3,18 @@
 //!
 //! 1. creates with the workers off (BENCH_CONNECTIONS keep-alive connections): creates/s
 //!    and each create's p50/p99;
-//! 2. the drain: the same server restarted with its workers on, investigations concluded
-//!    per second until none is left queued or loading;
+//! 2. the drain: the same server restarted with its workers on (PostgreSQL: with its
+//!    workers off and BENCH_WORKER_PROCESSES `sleuth worker` processes, default 2),
+//!    investigations concluded per second until none is left queued or loading;
 //! 3. creates with the workers on, then their drain;
 //! 4. lists and a search over everything stored, p50/p99 over BENCH_REPEATS requests each;
 //! 5. the server's resident memory and the database's bytes per stored investigation.
 //!
 //! `cargo bench -p sleuth-cli --bench realistic` (BENCH_ALERTS, default 20,000;
 //! BENCH_BACKENDS=sqlite,postgres with SLEUTH_TEST_POSTGRES_URL; BENCH_SEED; BENCH_CONNECTIONS,
-//! default 32; BENCH_REPEATS, default 50). The generator runs in this process, on the same
-//! cores as the server: its figures are those of the whole machine, printed with its load.
+//! default 32; BENCH_REPEATS, default 50; BENCH_KEEP_DIR keeps SQLite's database file there
+//! for a look afterwards). The generator runs in this process, on the same cores as the
+//! server: its figures are those of the whole machine, printed with its load.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -123,14 +125,72 @@ impl Server {
 
     /// Resident memory of the server process, in MB.
     fn resident_mb(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
+        resident_mb(&self.child)
     }
+}
+
+/// Resident memory of a child process, in MB.
+fn resident_mb(child: &Child) -> f64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// A running `sleuth worker` (workers only, no HTTP), killed when dropped.
+struct WorkerProcess {
+    child: Child,
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl WorkerProcess {
+    fn start(database: &str) -> WorkerProcess {
+        let child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+            .args(["worker", "--database", database])
+            .env("SLEUTH_LOG__LEVEL", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sleuth worker");
+        WorkerProcess { child }
+    }
+}
+
+/// The server that concludes investigations: on SQLite the one process with its workers
+/// on; on PostgreSQL the server with its workers off and `processes` worker processes.
+async fn start_with_workers(database: &str, processes: u64) -> (Server, Vec<WorkerProcess>) {
+    if processes == 0 {
+        let (server, _) = Server::start(database, true).await;
+        return (server, Vec::new());
+    }
+    let (server, _) = Server::start(database, false).await;
+    let workers = (0..processes)
+        .map(|_| WorkerProcess::start(database))
+        .collect();
+    (server, workers)
+}
+
+/// The database's size on PostgreSQL, in bytes.
+async fn postgres_bytes(database: &str) -> u64 {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(database)
+        .await
+        .expect("postgres");
+    let bytes: i64 = sqlx::query_scalar("SELECT pg_database_size(current_database())")
+        .fetch_one(&mut connection)
+        .await
+        .expect("database size");
+    u64::try_from(bytes).unwrap_or(0)
 }
 
 /// Posts `count` alerts of the workload over `connections` connections; returns the
@@ -285,9 +345,24 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     );
     drop(server);
 
-    let (server, _) = Server::start(database, true).await;
+    let processes = if backend == "postgres" {
+        env_number("BENCH_WORKER_PROCESSES", 2)
+    } else {
+        0
+    };
+    let (server, workers) = start_with_workers(database, processes).await;
     let rate = drain(&server, &key, alerts).await;
-    println!("drain of {alerts} queued: {rate:.0} investigations/s");
+    println!(
+        "drain of {alerts} queued: {rate:.0} investigations/s ({})",
+        if workers.is_empty() {
+            "the server's workers".to_string()
+        } else {
+            format!(
+                "{} worker processes, the server's workers off",
+                workers.len()
+            )
+        }
+    );
 
     let more = (alerts / 4).max(1);
     let (rate, latencies) = create(&server, &key, &workload, more, connections).await;
@@ -318,6 +393,11 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
         ("one source", "direct_source_labels=CrowdStrike%20Falcon"),
         ("the default tenant union", "alert_tenants=Default"),
         ("page 10", "offset=200&limit=20"),
+        ("one insight tag", "insight_tag_names=blocked_by_source"),
+        (
+            "one insight tag, one source",
+            "insight_tag_names=blocked_by_source&direct_source_labels=CrowdStrike%20Falcon",
+        ),
         ("search, rare word", "search=variant"),
         ("search, common word", "search=powershell"),
     ];
@@ -343,14 +423,19 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     }
     let resident = server.resident_mb();
     println!("server resident memory: {resident:.0} MB for {stored} stored");
-    if let Some(file) = file {
-        let bytes = database_bytes(file);
-        println!(
-            "database: {:.1} MB, {:.0} bytes per stored investigation",
-            bytes as f64 / 1e6,
-            bytes as f64 / stored as f64
-        );
+    for (index, worker) in workers.iter().enumerate() {
+        let resident = resident_mb(&worker.child);
+        println!("worker process {index} resident memory: {resident:.0} MB");
     }
+    let bytes = match file {
+        Some(file) => database_bytes(file),
+        None => postgres_bytes(database).await,
+    };
+    println!(
+        "database: {:.1} MB, {:.0} bytes per stored investigation",
+        bytes as f64 / 1e6,
+        bytes as f64 / stored as f64
+    );
 }
 
 fn main() {
@@ -370,7 +455,18 @@ fn main() {
             match backend {
                 "sqlite" => {
                     let directory = tempfile::tempdir().unwrap();
-                    let file = directory.path().join("bench.db");
+                    let file = match std::env::var("BENCH_KEEP_DIR") {
+                        Ok(kept) => {
+                            let file = PathBuf::from(kept).join("realistic-bench.db");
+                            for suffix in ["", "-wal", "-shm"] {
+                                let mut name = file.as_os_str().to_owned();
+                                name.push(suffix);
+                                let _ = std::fs::remove_file(PathBuf::from(name));
+                            }
+                            file
+                        }
+                        Err(_) => directory.path().join("bench.db"),
+                    };
                     let url = format!("sqlite://{}", file.display());
                     bench("sqlite", &url, Some(&file)).await;
                 }
