@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use sleuth_domain::{InvestigationStatus, Timestamp};
+use sleuth_domain::{InvestigationStatus, Outcome, Priority, Timestamp};
 use sleuth_store::*;
 
 use crate::fixtures::{new_alert, parsed_alert, time};
@@ -22,6 +22,7 @@ macro_rules! connector_contract_tests {
             a_page_moves_the_cursor_with_its_alerts_and_a_refused_page_moves_nothing,
             one_poller_holds_a_connector_at_a_time,
             a_connector_binds_its_alerts_to_an_existing_tenant_union,
+            an_owed_verdict_is_claimed_once_its_investigation_concluded,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -569,4 +570,133 @@ pub async fn a_connector_binds_its_alerts_to_an_existing_tenant_union(store: Arc
         .await
         .unwrap();
     assert_eq!(unbound.tenant_union_id, None);
+}
+
+pub async fn an_owed_verdict_is_claimed_once_its_investigation_concluded(store: Arc<dyn Store>) {
+    let id = store
+        .create_connector(&connector("falcon", None))
+        .await
+        .unwrap()
+        .id;
+    assert!(
+        store
+            .lease_connector(id, "poller", time(0), time(1))
+            .await
+            .unwrap()
+    );
+    let mut first = page(
+        id,
+        "poller",
+        vec![vendor_alert("a", 0, None), vendor_alert("b", 0, None)],
+        json!({}),
+        time(0),
+    );
+    // Only the first alert has a vendor id to write back to.
+    first.write_back_ids = vec![Some("cid:ind:a".into()), None];
+    let created = store.commit_connector_page(first).await.unwrap();
+    let owed_investigation = created[0].investigation_id();
+    assert_eq!(store.get_connector(id).await.unwrap().writebacks_pending, 1);
+    assert!(
+        store
+            .claim_writebacks(time(1), time(11), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing to send before the investigation concludes"
+    );
+
+    let jobs = store
+        .claim_jobs("w", 10, Duration::seconds(60), time(1))
+        .await
+        .unwrap();
+    for job in &jobs {
+        let finish = Finish::Completed {
+            result: Box::new(crate::fixtures::result(
+                Outcome::FalseAlert,
+                Priority::Informational,
+                "benign",
+            )),
+            ignored_for: None,
+        };
+        assert!(store.finish_job(job, &finish, time(1)).await.unwrap());
+    }
+
+    // Two processes asking at once: one takes it.
+    let claims: Vec<_> = (0..4)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(
+                async move { store.claim_writebacks(time(2), time(12), 10).await.unwrap() },
+            )
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for claim in claims {
+        claimed.extend(claim.await.unwrap());
+    }
+    assert_eq!(claimed.len(), 1, "{claimed:?}");
+    let owed = claimed.remove(0);
+    assert_eq!(
+        (
+            owed.connector_id,
+            owed.investigation_id,
+            owed.vendor_alert_id.as_str(),
+            owed.attempts
+        ),
+        (id, owed_investigation, "cid:ind:a", 0)
+    );
+    assert!(
+        store
+            .claim_writebacks(time(5), time(15), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "claimed until time(12)"
+    );
+
+    // A failed send waits until its retry time; a sent one is never claimed again.
+    let failed = WritebackResult::Failed {
+        error: "CrowdStrike Falcon answered 503".into(),
+        retry_at: time(20),
+    };
+    store
+        .record_writeback(owed.id, &failed, time(3))
+        .await
+        .unwrap();
+    let record = store.get_connector(id).await.unwrap();
+    assert_eq!((record.writebacks_sent, record.writebacks_pending), (0, 1));
+    assert_eq!(
+        record.last_writeback_error.as_deref(),
+        Some("CrowdStrike Falcon answered 503")
+    );
+    assert_eq!(record.last_writeback_error_at, Some(time(3)));
+    assert!(
+        store
+            .claim_writebacks(time(19), time(29), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let again = store
+        .claim_writebacks(time(20), time(30), 10)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].attempts, 1);
+    store
+        .record_writeback(again[0].id, &WritebackResult::Sent, time(21))
+        .await
+        .unwrap();
+    let record = store.get_connector(id).await.unwrap();
+    assert_eq!((record.writebacks_sent, record.writebacks_pending), (1, 0));
+    assert!(
+        store
+            .claim_writebacks(time(99), time(109), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Deleting the connector forgets what it owed.
+    store.delete_connector(id).await.unwrap();
 }
