@@ -86,6 +86,22 @@ fn page(
     }
 }
 
+/// A new Falcon connector, leased to `token` from time(0) to time(1).
+async fn leased_falcon(store: &Arc<dyn Store>, token: &str) -> i64 {
+    let id = store
+        .create_connector(&connector("falcon", None))
+        .await
+        .unwrap()
+        .id;
+    assert!(
+        store
+            .lease_connector(id, token, time(0), time(1))
+            .await
+            .unwrap()
+    );
+    id
+}
+
 fn is_new(created: &[Created]) -> Vec<bool> {
     created
         .iter()
@@ -241,17 +257,7 @@ pub async fn connectors_are_made_listed_read_changed_and_deleted(store: Arc<dyn 
 pub async fn a_page_moves_the_cursor_with_its_alerts_and_a_refused_page_moves_nothing(
     store: Arc<dyn Store>,
 ) {
-    let id = store
-        .create_connector(&connector("falcon", None))
-        .await
-        .unwrap()
-        .id;
-    assert!(
-        store
-            .lease_connector(id, "first", time(0), time(1))
-            .await
-            .unwrap()
-    );
+    let id = leased_falcon(&store, "first").await;
     let one = vec![vendor_alert("a", 0, None), vendor_alert("b", 0, None)];
     let created = store
         .commit_connector_page(page(id, "first", one, json!({"next": "p2"}), time(0)))
@@ -573,17 +579,7 @@ pub async fn a_connector_binds_its_alerts_to_an_existing_tenant_union(store: Arc
 }
 
 pub async fn an_owed_verdict_is_claimed_once_its_investigation_concluded(store: Arc<dyn Store>) {
-    let id = store
-        .create_connector(&connector("falcon", None))
-        .await
-        .unwrap()
-        .id;
-    assert!(
-        store
-            .lease_connector(id, "poller", time(0), time(1))
-            .await
-            .unwrap()
-    );
+    let id = leased_falcon(&store, "poller").await;
     let mut first = page(
         id,
         "poller",
