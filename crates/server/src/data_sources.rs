@@ -15,6 +15,7 @@ use sleuth_domain::ParsedAlert;
 use sleuth_sources::{Definition, Limits, Secret, SourceConfig, Sources};
 use sleuth_store::{DataSourceRecord, Store};
 
+use crate::script_secrets::RunSecretsError;
 use crate::state::AppState;
 
 /// The sources in force and when they were last read from the store.
@@ -56,10 +57,10 @@ impl DataSources {
     /// read keeps the sources in force (logged): a database hiccup must not turn every
     /// investigation's sources off.
     async fn refresh(&self, store: &Arc<dyn Store>, every: Duration) {
-        // One refresh at a time; the others go on with the sources in force.
-        let Ok(mut loaded) = self.loaded.try_lock() else {
-            return;
-        };
+        // One refresh at a time. The others wait for it (a query of a few rows every
+        // `every`) rather than go on without the sources: right after a start or a change,
+        // the sources in force are none or stale.
+        let mut loaded = self.loaded.lock().await;
         if loaded.is_some_and(|at| at.elapsed() < every) {
             return;
         }
@@ -258,18 +259,24 @@ impl sleuth_sources::Secrets for StoredSecrets {
         let store = state
             .store_if_ready()
             .ok_or_else(|| "the database is not ready".to_string())?;
+        let not_stored = || {
+            format!("the secret '{name}' is not stored; store it with `sleuth secret set {name}`")
+        };
         let wanted = [name.to_string()];
         let opened = crate::script_secrets::for_run(store, state.keyring(), &wanted)
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| match error {
+                RunSecretsError::Missing(_) => not_stored(),
+                RunSecretsError::Unopenable(error) => error.to_string(),
+                RunSecretsError::Store(error) => {
+                    tracing::error!("could not read the secret store for a data source: {error}");
+                    "the secret store could not be read (logged for the operator)".to_string()
+                }
+            })?;
         opened
             .values()
             .remove(name)
             .map(Secret::new)
-            .ok_or_else(|| {
-                format!(
-                    "the secret '{name}' is not stored; store it with `sleuth secret set {name}`"
-                )
-            })
+            .ok_or_else(not_stored)
     }
 }

@@ -330,6 +330,32 @@ async fn data_sources_are_managed_and_tested_by_admins(app: TestApp) {
     let not_a_kind = test("shoe", "x").await;
     assert_error(&not_a_kind, 400, "bad_request");
 
+    // A secret deleted after the source was made: the look-up fails and says which secret
+    // to store, in a source's words.
+    let deleted = app
+        .raw(
+            "DELETE",
+            "/app/api/v1/response-actions/secrets/virustotal_api_key",
+            Some(&app.admin_key),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, 204, "{}", deleted.text);
+    let without_secret = test("hash_sha256", CLEAN).await;
+    assert_eq!(
+        without_secret.json["result"], "failed",
+        "{}",
+        without_secret.text
+    );
+    let reason = without_secret.json["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("'virustotal_api_key' is not stored")
+            && !reason.contains("response action"),
+        "{reason}"
+    );
+    store_api_key(&app).await;
+
     // Disabled, it is not asked; deleted, it is gone.
     let disabled = app
         .patch(
