@@ -578,7 +578,20 @@ impl Context {
                         .is_some_and(|(_, own)| domain_within(own, domain)),
                     None => sender == value,
                 });
-        self.about_user(value, knowledge);
+        // An address is the person of the same account name only on the organisation's
+        // own mail domains: `d.okafor@exarnple.com` is not the CEO `d.okafor`. Elsewhere
+        // only the exact address, listed as a user or alias, names someone. Without any
+        // mail domain in the context there is nothing to tell them apart by.
+        let own_or_unknown =
+            knowledge.own_domain || self.document.organization.email_domains.is_empty();
+        if own_or_unknown {
+            self.about_user(value, knowledge);
+        } else {
+            knowledge.identity = self
+                .identities_by_name
+                .get(value)
+                .map(|index| &self.document.identities[*index]);
+        }
     }
 
     fn about_user<'c>(&'c self, value: &str, knowledge: &mut Knowledge<'c>) {
@@ -1195,6 +1208,28 @@ mod tests {
             .partner_domain
         );
         assert!(about(&context, EntityKind::Email, "r.patel@example.com").own_domain);
+    }
+
+    #[test]
+    fn an_address_outside_the_mail_domains_is_nobody_by_its_account_name_alone() {
+        let context = corpus_context();
+        let own = about(&context, EntityKind::Email, "r.patel@example.com");
+        let identity = own
+            .identity
+            .expect("the organisation's own address is its person");
+        let lookalike = about(&context, EntityKind::Email, "r.patel@exarnple.com");
+        assert!(
+            lookalike.identity.is_none(),
+            "a lookalike domain named {}",
+            identity.user
+        );
+        assert!(!lookalike.own_domain);
+        // The account name alone, with no domain, still names the person.
+        assert!(
+            about(&context, EntityKind::User, "r.patel")
+                .identity
+                .is_some()
+        );
     }
 
     #[test]
