@@ -334,6 +334,24 @@ async fn hold_a_slot(app: &TestApp, path: &str) -> TcpStream {
     stream
 }
 
+/// Waits until the held request has its slot of `class` (the metrics say so; they answer
+/// from the health pool). Without this, a request sent right after could take the one slot
+/// first and the held one be shed instead, and nothing would be held.
+async fn slot_is_held(app: &TestApp, class: &str) {
+    let prefix = format!("sleuth_http_requests_in_flight{{class=\"{class}\"}} ");
+    let metrics = eventually(
+        || app.raw("GET", "/metrics", None, None, None),
+        |answer| metric(&answer.text, &prefix) == Some(1),
+    )
+    .await;
+    assert_eq!(
+        metric(&metrics.text, &prefix),
+        Some(1),
+        "the held request never got its {class} slot: {}",
+        metrics.text
+    );
+}
+
 /// The number in a line of the metrics exposition that starts with `prefix`.
 fn metric(text: &str, prefix: &str) -> Option<u64> {
     text.lines()
@@ -348,6 +366,7 @@ async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
 
     // Reads hold every API slot: reads are shed, alerts still come in.
     let held_api = hold_a_slot(&app, "/app/api/v1/context-memory/create").await;
+    slot_is_held(&app, "api").await;
     let shed = eventually(
         || app.get(list, &app.reader_key),
         |answer| answer.status == 503,
@@ -375,6 +394,7 @@ async fn a_flood_is_shed_with_503_while_health_answers(app: TestApp) {
 
     // Creates hold every ingest slot: the next create is shed and stores nothing.
     let held_ingest = hold_a_slot(&app, create).await;
+    slot_is_held(&app, "ingest").await;
     let shed_alert = json!({"raw_alert_content": {"title": "shed", "id": "shed-1"}});
     let refused = eventually(
         || app.post(create, &app.member_key, &shed_alert),
