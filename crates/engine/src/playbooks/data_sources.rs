@@ -165,13 +165,19 @@ fn fact_json(value: &FactValue) -> Value {
         FactValue::Number(number) => json!(number),
         FactValue::Date(date) => json!(date.to_rfc3339()),
         FactValue::Text(text) => json!(bounded(text)),
-        FactValue::List(items) => json!(
-            items
+        FactValue::List(items) => {
+            const MAX_ITEMS: usize = 50;
+            let mut shown: Vec<String> = items
                 .iter()
-                .take(50)
+                .take(MAX_ITEMS)
                 .map(|item| bounded(item))
-                .collect::<Vec<_>>()
-        ),
+                .collect();
+            // A long list is cut, and says so: nothing is dropped silently.
+            if items.len() > MAX_ITEMS {
+                shown.push(format!("… and {} more", items.len() - MAX_ITEMS));
+            }
+            json!(shown)
+        }
     }
 }
 

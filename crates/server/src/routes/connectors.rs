@@ -71,7 +71,7 @@ pub struct ConnectorUpdate {
 }
 
 /// A field that was sent, `null` included.
-fn present<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Option<i64>>, D::Error> {
     Option::<i64>::deserialize(deserializer).map(Some)

@@ -71,16 +71,9 @@ pub struct DataSourceUpdate {
     pub limits: Option<serde_json::Value>,
     pub enabled: Option<bool>,
     /// `null`: every union's alerts.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::routes::connectors::present")]
     #[schema(value_type = Option<i64>)]
     pub tenant_union_id: Option<Option<i64>>,
-}
-
-/// A field that was sent, `null` included.
-fn present<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(deserializer).map(Some)
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
