@@ -11,35 +11,24 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::context::{Context, Knowledge};
+use crate::vocabulary::{self, Words};
 
-/// Every word the playbooks look for (`playbooks::VOCABULARY`), as one Aho-Corasick
-/// automaton: building a case finds them all in one pass over the alert's text, so asking
-/// whether it mentions a word is a lookup rather than another scan.
-struct Vocabulary {
-    automaton: AhoCorasick,
-    index: foldhash::HashMap<&'static str, u32>,
-}
-
-static VOCABULARY: LazyLock<Vocabulary> = LazyLock::new(|| {
-    let mut words: Vec<&'static str> = crate::playbooks::VOCABULARY
-        .iter()
-        .flat_map(|list| list.iter().copied())
-        .collect();
-    words.sort_unstable();
-    words.dedup();
-    let index = words
-        .iter()
-        .enumerate()
-        .map(|(position, word)| (*word, u32::try_from(position).unwrap_or(u32::MAX)))
-        .collect();
+/// Every registered word (vocabulary.rs), as one Aho-Corasick automaton: building a case
+/// finds them all in one pass over the alert's text, so asking whether it mentions a word
+/// is a bit test rather than another scan. Pattern `i` of the automaton is vocabulary word
+/// `i` (a word in two lists is two patterns, each reported).
+static AUTOMATON: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let words = vocabulary::ALL.iter().flat_map(|list| list.iter().copied());
     // Overlapping matches: "lsass" inside "lsass.exe" and "lsass.exe" both count.
-    let automaton = AhoCorasick::builder()
+    AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
         .kind(Some(AhoCorasickKind::DFA))
-        .build(&words)
-        .expect("the vocabulary is a fixed list of short literal words");
-    Vocabulary { automaton, index }
+        .build(words)
+        .expect("the vocabulary is a fixed list of short literal words")
 });
+
+/// One bit per vocabulary word: set when the word occurs in the case's text.
+type Mentioned = [u64; vocabulary::COUNT.div_ceil(64)];
 
 pub struct Case<'a> {
     pub alert: &'a ParsedAlert,
@@ -55,6 +44,8 @@ pub struct Case<'a> {
     /// names, in alert order, each once: asked for by most playbooks.
     people: Vec<&'a str>,
     hosts: Vec<&'a str>,
+    /// Which vocabulary words occur in `text`.
+    mentioned: Mentioned,
     /// Where each vocabulary word occurs in `text`: (word index, start), sorted.
     hits: Vec<(u32, u32)>,
 }
@@ -78,10 +69,12 @@ impl<'a> Case<'a> {
             }
         }
         let text = searchable_text(alert);
-        let mut hits: Vec<(u32, u32)> = VOCABULARY
-            .automaton
+        let mut mentioned: Mentioned = [0; vocabulary::COUNT.div_ceil(64)];
+        let mut hits: Vec<(u32, u32)> = AUTOMATON
             .find_overlapping_iter(&text)
             .map(|found| {
+                let index = found.pattern().as_usize();
+                mentioned[index / 64] |= 1 << (index % 64);
                 (
                     found.pattern().as_u32(),
                     u32::try_from(found.start()).unwrap_or(u32::MAX),
@@ -96,6 +89,7 @@ impl<'a> Case<'a> {
             context,
             known,
             text,
+            mentioned,
             hits,
             people,
             hosts: alert.entities_of(EntityKind::Host).collect(),
@@ -122,52 +116,46 @@ impl<'a> Case<'a> {
         })
     }
 
-    /// Where `word` occurs in the text (byte offsets), or `None` when it is not in the
-    /// vocabulary (then the caller scans).
-    fn occurrences<'s>(&'s self, word: &str) -> Option<impl Iterator<Item = usize> + 's> {
-        let Some(index) = VOCABULARY.index.get(word).copied() else {
-            debug_assert!(
-                false,
-                "'{word}' is not in playbooks::VOCABULARY: register its list there"
-            );
-            return None;
-        };
-        let first = self.hits.partition_point(|(found, _)| *found < index);
-        Some(
-            self.hits[first..]
-                .iter()
-                .take_while(move |(found, _)| *found == index)
-                .map(|(_, start)| *start as usize),
-        )
+    /// Whether vocabulary word `index` occurs in the text.
+    fn has(&self, index: usize) -> bool {
+        self.mentioned[index / 64] & (1 << (index % 64)) != 0
     }
 
-    fn contains(&self, word: &str) -> bool {
-        match self.occurrences(word) {
-            Some(mut starts) => starts.next().is_some(),
-            None => self.text.contains(word),
-        }
+    /// Where vocabulary word `index` occurs in the text (byte offsets).
+    fn occurrences(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        let first = self.hits.partition_point(|(found, _)| *found < index);
+        self.hits[first..]
+            .iter()
+            .take_while(move |(found, _)| *found == index)
+            .map(|(_, start)| *start as usize)
     }
 
     /// Whether any of `words` appears in the alert's text.
-    pub fn mentions(&self, words: &[&str]) -> bool {
-        words.iter().any(|word| self.contains(word))
+    pub(crate) fn mentions(&self, words: Words) -> bool {
+        words.indexed().any(|(index, _)| self.has(index))
     }
 
     /// The first of `words` that appears in the alert's text.
-    pub fn first_mention<'w>(&self, words: &[&'w str]) -> Option<&'w str> {
-        words.iter().copied().find(|word| self.contains(word))
+    pub(crate) fn first_mention(&self, words: Words) -> Option<&'static str> {
+        words
+            .indexed()
+            .find(|(index, _)| self.has(*index))
+            .map(|(_, word)| word)
     }
 
     /// The first of `words` that appears in the alert's text as a whole word (not inside
     /// another: "atera" must not match "lateral", "c2" must not match "ec2").
-    pub fn first_word<'w>(&self, words: &[&'w str]) -> Option<&'w str> {
+    pub(crate) fn first_word(&self, words: Words) -> Option<&'static str> {
         words
-            .iter()
-            .copied()
-            .find(|word| match self.occurrences(word) {
-                Some(mut starts) => starts.any(|start| bounded(&self.text, start, word.len())),
-                None => contains_word(&self.text, word),
+            .indexed()
+            .find(|(index, word)| {
+                self.has(*index)
+                    && self
+                        .occurrences(*index)
+                        .any(|start| bounded(&self.text, start, word.len()))
             })
+            .map(|(_, word)| word)
     }
 
     /// Whether an entity is one of the people who handle the alert at its source (an
@@ -281,12 +269,6 @@ fn searchable_text(alert: &ParsedAlert) -> String {
     text
 }
 
-/// Whether `word` occurs in `text` with no letter or digit right before or after it.
-fn contains_word(text: &str, word: &str) -> bool {
-    text.match_indices(word)
-        .any(|(start, _)| bounded(text, start, word.len()))
-}
-
 /// Whether the match at `start..start + length` has no letter or digit on either side.
 fn bounded(text: &str, start: usize, length: usize) -> bool {
     let before = text.get(..start).and_then(|head| head.chars().next_back());
@@ -294,4 +276,25 @@ fn bounded(text: &str, start: usize, length: usize) -> bool {
         .get(start + length..)
         .and_then(|tail| tail.chars().next());
     !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_word_is_found_under_its_own_index() {
+        // A word in two lists is two patterns: each must be reported, or one list would
+        // miss it.
+        for list in vocabulary::ALL {
+            for (index, word) in list.indexed() {
+                assert!(
+                    AUTOMATON.find_overlapping_iter(word).any(|found| {
+                        found.pattern().as_usize() == index && found.range() == (0..word.len())
+                    }),
+                    "'{word}' (word {index}) is not found in its own text"
+                );
+            }
+        }
+    }
 }

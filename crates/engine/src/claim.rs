@@ -13,6 +13,14 @@ use serde_json::json;
 
 use crate::case::Case;
 use crate::judgement::{Covers, Judgement, Weight};
+use crate::vocabulary::{
+    ATTACK_WORDS, BACKUP_DELETION_WORDS, BRUTE_FORCE_WORDS, C2_CLAIM_WORDS, CREDENTIAL_STORE_WORDS,
+    CRYPTOMINING_WORDS, DCSYNC_WORDS, EXFILTRATION_CLAIM_WORDS, INSTANCE_CREDENTIAL_WORDS,
+    KERBEROS_WORDS, LATERAL_WORDS, LSASS, LSASS_DUMPERS, LSASS_TOOLS, MALWARE_WORDS, NTDS_WORDS,
+    PASSWORD_SPRAY_WORDS, PERSISTENCE_WORDS, POSTURE_WORDS, PRIVILEGE_WORDS, PUBLIC_EXPOSURE_WORDS,
+    RANSOMWARE_WORDS, REMOTE_ACCESS_TOOLS, REVERSE_SHELL_WORDS, SCAN_CLAIM_WORDS,
+    SCAN_NOTICE_WORDS, SIGN_IN_WORDS, TAMPERING_WORDS, VULNERABILITY_WORDS,
+};
 
 /// What a detection asserts happened, in kinds an allowance can name (docs/context.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,173 +179,6 @@ pub struct Claim {
     pub statement: String,
 }
 
-/// Words that say what an alert asserts, most specific behaviour first (`of` tries them in
-/// this order). Registered in `playbooks::VOCABULARY`.
-pub(crate) const TAMPERING_WORDS: &[&str] = &[
-    "stoplogging",
-    "deletetrail",
-    "deletedetector",
-    "disablesecurityhub",
-    "deleteflowlogs",
-    "deletelogsink",
-    "tamper",
-    "disable defender",
-    "disabled defender",
-    "set-mppreference",
-    "wevtutil cl",
-    "clear-eventlog",
-    "audit log cleared",
-    "log cleared",
-    "cleared the security log",
-];
-pub(crate) const BACKUP_DELETION_WORDS: &[&str] = &[
-    "deletebackup",
-    "deleterecoverypoint",
-    "deletesnapshot",
-    "delete snapshot",
-    "backup deleted",
-    "deletebackupvault",
-];
-pub(crate) const PRIVILEGE_WORDS: &[&str] = &[
-    "setiampolicy",
-    "attachuserpolicy",
-    "attachrolepolicy",
-    "putuserpolicy",
-    "putrolepolicy",
-    "addusertogroup",
-    "updateassumerolepolicy",
-    "roles/owner",
-    "anomalous grant",
-    "role assignment",
-    "domain admins",
-    "enterprise admins",
-    "admin role",
-    "super admin",
-    "privilege.grant",
-    "sudoers",
-    "nopasswd",
-    "added to a privileged group",
-    "added to a security-enabled global group",
-    "a member was added to a security-enabled",
-];
-pub(crate) const PERSISTENCE_WORDS: &[&str] = &[
-    "createaccesskey",
-    "createloginprofile",
-    "createuser",
-    "createserviceaccountkey",
-    "scheduled task",
-    "schtasks",
-    "launch agent",
-    "launchagent",
-    "launch daemon",
-    "launchdaemon",
-    "persistence",
-    "persistency",
-    "autostart",
-    "run key",
-    "crontab",
-    "new service",
-    "factor.reset",
-    "factor.deactivate",
-    "reset all factors",
-    "mfa reset",
-    "factor reset",
-];
-pub(crate) const REVERSE_SHELL_WORDS: &[&str] = &[
-    "reverse shell",
-    "/dev/tcp/",
-    "/dev/udp/",
-    "redirect stdout/stdin to network",
-    "exec:/bin/",
-    "exec:cmd",
-    "nc -e",
-    "ncat -e",
-    "bash -i >&",
-];
-pub(crate) const EXFILTRATION_CLAIM_WORDS: &[&str] = &[
-    "exfiltrat",
-    "tunnel",
-    "takeout",
-    "large upload",
-    "mass download",
-    "mass file download",
-    "data transfer",
-    "copied to a project outside",
-    "forwarding rule",
-    "forwards all mail",
-    "forward to external",
-];
-pub(crate) const C2_CLAIM_WORDS: &[&str] = &[
-    "command and control",
-    "command-and-control",
-    "beacon",
-    "blackhole",
-    "bad domain",
-    "bad ip",
-    "trojan",
-    "backdoor",
-    "callback",
-    "c2 ",
-    "tor traffic",
-];
-pub(crate) const SIGN_IN_WORDS: &[&str] = &[
-    "unfamiliar",
-    "atypical",
-    "impossible travel",
-    "impossibletravel",
-    "unusual location",
-    "new country",
-    "rare country",
-    "new device",
-    "anonymous ip",
-    "anonymizedip",
-    "unlikelytravel",
-    "improbable",
-    "new location",
-    "sign-in from",
-    "signin from",
-    "login from",
-];
-pub(crate) const POSTURE_WORDS: &[&str] = &[
-    "vulnerab",
-    "cve-",
-    "should be enabled",
-    "should not",
-    "misconfigur",
-    "certificate_expired",
-    "certificate expired",
-    "publicly accessible",
-    "open firewall",
-    "compliance",
-];
-/// Whole words that name scanning (not "scan" inside "scanner" or "ondemandscan").
-pub(crate) const SCAN_CLAIM_WORDS: &[&str] = &[
-    "scan",
-    "scanned",
-    "nmap",
-    "portprobe",
-    "port probe",
-    "recon",
-    "reconnaissance",
-];
-/// Words of findings that report a weakness (a vulnerable package), not an act.
-pub(crate) const VULNERABILITY_WORDS: &[&str] = &[
-    "vulnerabilities/cve",
-    "vulnerable package",
-    "vulnerable version",
-    "software_vulnerable",
-    "vulnerable_version",
-    "package vulnerability",
-];
-pub(crate) const LATERAL_WORDS: &[&str] = &[
-    "lateral movement",
-    "psexec",
-    "remote service",
-    "wmiexec",
-    "pass-the-hash",
-    "pass the hash",
-];
-
 /// Whether the source tagged the alert with one of these ATT&CK techniques (or a
 /// sub-technique of them).
 pub(crate) fn has_technique(case: &Case<'_>, techniques: &[&str]) -> bool {
@@ -392,7 +233,6 @@ fn describe(behaviour: Behaviour) -> &'static str {
 }
 
 fn behaviour_of(case: &Case<'_>) -> Behaviour {
-    use crate::playbooks::{behaviour, cloud, endpoint, identity, network};
     let signals = case.signals;
     if signals.secret.is_some() {
         return Behaviour::ExposedSecret;
@@ -406,18 +246,17 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
     {
         return Behaviour::MessageThreat;
     }
-    let credential_dumping = (case.mentions(behaviour::LSASS)
-        && case.first_mention(behaviour::LSASS_TOOLS).is_some())
-        || case.mentions(behaviour::LSASS_DUMPERS)
-        || case.mentions(behaviour::DCSYNC_WORDS)
-        || case.mentions(behaviour::NTDS_WORDS)
-        || case.mentions(behaviour::CREDENTIAL_STORE_WORDS)
-        || case.mentions(behaviour::KERBEROS_WORDS)
+    let credential_dumping = (case.mentions(LSASS) && case.first_mention(LSASS_TOOLS).is_some())
+        || case.mentions(LSASS_DUMPERS)
+        || case.mentions(DCSYNC_WORDS)
+        || case.mentions(NTDS_WORDS)
+        || case.mentions(CREDENTIAL_STORE_WORDS)
+        || case.mentions(KERBEROS_WORDS)
         || has_technique(case, &["T1003", "T1555", "T1558"]);
     let ordered: [(bool, Behaviour); 21] = [
         (credential_dumping, Behaviour::CredentialDumping),
         (
-            case.mentions(behaviour::RANSOMWARE_WORDS) || has_technique(case, &["T1486"]),
+            case.mentions(RANSOMWARE_WORDS) || has_technique(case, &["T1486"]),
             Behaviour::Ransomware,
         ),
         (case.mentions(REVERSE_SHELL_WORDS), Behaviour::ReverseShell),
@@ -440,17 +279,14 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
                 || has_technique(case, &["T1053", "T1543", "T1547", "T1136", "T1556"]),
             Behaviour::Persistence,
         ),
+        (case.mentions(CRYPTOMINING_WORDS), Behaviour::Cryptomining),
         (
-            case.mentions(cloud::CRYPTOMINING_WORDS),
-            Behaviour::Cryptomining,
-        ),
-        (
-            case.mentions(cloud::INSTANCE_CREDENTIAL_WORDS),
+            case.mentions(INSTANCE_CREDENTIAL_WORDS),
             Behaviour::CredentialDumping,
         ),
         (
-            case.mentions(identity::BRUTE_FORCE_WORDS)
-                || case.mentions(identity::PASSWORD_SPRAY_WORDS)
+            case.mentions(BRUTE_FORCE_WORDS)
+                || case.mentions(PASSWORD_SPRAY_WORDS)
                 || has_technique(case, &["T1110"])
                 || signals.sign_in.as_ref().is_some_and(|sign_in| {
                     sign_in.failure_count.unwrap_or(0) >= 10
@@ -459,7 +295,7 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
             Behaviour::CredentialGuessing,
         ),
         (
-            case.mentions(network::SCAN_NOTICE_WORDS)
+            case.mentions(SCAN_NOTICE_WORDS)
                 || case.first_word(SCAN_CLAIM_WORDS).is_some()
                 || has_technique(case, &["T1046", "T1595"]),
             Behaviour::Scanning,
@@ -468,7 +304,7 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
         // anything: a weakness, not an exploit attempt.
         (case.mentions(VULNERABILITY_WORDS), Behaviour::Posture),
         (
-            case.mentions(network::ATTACK_WORDS) || has_technique(case, &["T1190"]),
+            case.mentions(ATTACK_WORDS) || has_technique(case, &["T1190"]),
             Behaviour::ExploitAttempt,
         ),
         (
@@ -480,8 +316,7 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
             Behaviour::CommandAndControl,
         ),
         (
-            case.first_word(endpoint::REMOTE_ACCESS_TOOLS).is_some()
-                || has_technique(case, &["T1219"]),
+            case.first_word(REMOTE_ACCESS_TOOLS).is_some() || has_technique(case, &["T1219"]),
             Behaviour::RemoteAccess,
         ),
         (
@@ -489,13 +324,13 @@ fn behaviour_of(case: &Case<'_>) -> Behaviour {
             Behaviour::LateralMovement,
         ),
         (
-            case.mentions(endpoint::MALWARE_WORDS)
+            case.mentions(MALWARE_WORDS)
                 || signals.source_verdict == Some(sleuth_domain::SourceVerdict::Malicious),
             Behaviour::Malware,
         ),
         // A resource made reachable is a weakness opened, whoever's sign-in did it.
         (
-            case.mentions(cloud::PUBLIC_EXPOSURE_WORDS)
+            case.mentions(PUBLIC_EXPOSURE_WORDS)
                 || signals
                     .cloud
                     .as_ref()

@@ -19,6 +19,7 @@ mod playbooks;
 pub mod scoring;
 pub mod strategies;
 mod verdict;
+mod vocabulary;
 
 use serde_json::{Map, Value, json};
 use sleuth_domain::{

@@ -8,70 +8,16 @@ use serde_json::json;
 use crate::case::Case;
 use crate::claim::has_technique;
 use crate::judgement::{Judgement, Weight};
-
-/// Words of lsass alerts.
-pub(crate) const LSASS: &[&str] = &["lsass"];
-
-/// Words of lsass dumpers alerts.
-pub(crate) const LSASS_DUMPERS: &[&str] = &["sekurlsa", "mimikatz"];
+use crate::vocabulary::{
+    CREDENTIAL_STORE_WORDS, DCSYNC_WORDS, KERBEROS_WORDS, LSASS, LSASS_DUMPERS, LSASS_TOOLS,
+    NTDS_WORDS, RANSOMWARE_WORDS, REVERSE_SHELL_WORDS,
+};
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     credential_access(case, out);
     reverse_shell(case, out);
     ransomware(case, out);
 }
-
-pub(crate) const LSASS_TOOLS: &[&str] = &[
-    "procdump",
-    "comsvcs",
-    "minidump",
-    "sekurlsa",
-    "mimikatz",
-    "nanodump",
-    "pypykatz",
-    "lsassy",
-    "dumpert",
-    "handlekatz",
-    "sqldumper",
-    "createdump",
-    "rdrleakdiag",
-];
-pub(crate) const DCSYNC_WORDS: &[&str] = &[
-    "dcsync",
-    "drsuapi",
-    "getncchanges",
-    "replicating directory changes",
-    "lsadump::dcsync",
-    "directory service replication",
-];
-pub(crate) const NTDS_WORDS: &[&str] = &[
-    "ntds.dit",
-    "ntdsutil",
-    "ifm create",
-    "vssadmin create shadow",
-];
-/// Credential stores outside Windows: macOS keychains, Linux shadow files, browsers.
-pub(crate) const CREDENTIAL_STORE_WORDS: &[&str] = &[
-    "dump-keychain",
-    "keychaindump",
-    "keychain dump",
-    "chainbreaker",
-    "find-generic-password",
-    "find-internet-password",
-    "login.keychain",
-    "/etc/shadow",
-    "unshadow",
-    "login data",
-    "logins.json",
-    "key4.db",
-];
-pub(crate) const KERBEROS_WORDS: &[&str] = &[
-    "kerberoast",
-    "rubeus",
-    "asreproast",
-    "golden ticket",
-    "silver ticket",
-];
 
 fn credential_access(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let host = case.host_phrase();
@@ -152,27 +98,6 @@ fn credential_access(case: &Case<'_>, out: &mut Vec<Judgement>) {
 /// Techniques ransomware uses: encrypting data, and destroying the means of recovery.
 const RANSOMWARE_TECHNIQUES: &[&str] = &["T1486", "T1490"];
 
-pub(crate) const RANSOMWARE_WORDS: &[&str] = &[
-    "ransom",
-    "vssadmin delete shadows",
-    "vssadmin.exe delete shadows",
-    "delete shadows",
-    "shadowcopy delete",
-    "wbadmin delete",
-    "bcdedit /set {default} recoveryenabled no",
-    "recoveryenabled no",
-    "cipher /w",
-    "encrypted files",
-    "file encryption",
-    "lockbit",
-    "blackcat",
-    "alphv",
-    "conti",
-    "ryuk",
-    "akira",
-    "black basta",
-];
-
 fn ransomware(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(word) = case.first_mention(RANSOMWARE_WORDS).or_else(|| {
         has_technique(case, RANSOMWARE_TECHNIQUES)
@@ -203,7 +128,7 @@ fn ransomware(case: &Case<'_>, out: &mut Vec<Judgement>) {
 /// A shell handed to a remote host: whoever holds the other end types on this machine.
 /// Malicious in itself: nobody administers a host by redirecting a shell to the internet.
 fn reverse_shell(case: &Case<'_>, out: &mut Vec<Judgement>) {
-    let Some(word) = case.first_mention(crate::claim::REVERSE_SHELL_WORDS) else {
+    let Some(word) = case.first_mention(REVERSE_SHELL_WORDS) else {
         return;
     };
     let host = case.host_phrase();

@@ -8,43 +8,10 @@ use sleuth_domain::{AlertCategory, CloudSignal, EntityKind, SecretSignal};
 use crate::case::Case;
 use crate::context::Context;
 use crate::judgement::{Covers, Judgement, Weight};
-
-/// Words of root alerts.
-pub(crate) const ROOT_WORDS: &[&str] = &["root credential", "rootcredentialusage", "root account"];
-
-/// Words of container exec alerts.
-pub(crate) const CONTAINER_EXEC_WORDS: &[&str] = &["kubectl exec", "pods/exec", "docker exec"];
-
-/// Words of cryptomining alerts.
-pub(crate) const CRYPTOMINING_WORDS: &[&str] = &[
-    "cryptocurrency",
-    "bitcoin",
-    "crypto mining",
-    "cryptomining",
-    "coinminer",
-    "xmrig",
-    "monero",
-    "mining pool",
-];
-
-/// Words of instance credential alerts.
-pub(crate) const INSTANCE_CREDENTIAL_WORDS: &[&str] = &[
-    "instancecredentialexfiltration",
-    "credential exfiltration",
-    "credentials were used from outside",
-    "outsideaws",
-];
-
-/// Words of public exposure alerts.
-pub(crate) const PUBLIC_EXPOSURE_WORDS: &[&str] = &[
-    "publicly accessible",
-    "public access",
-    "allusers",
-    "allauthenticatedusers",
-    "world-readable",
-    "open to the internet",
-    "0.0.0.0/0",
-];
+use crate::vocabulary::{
+    CONTAINER_EXEC_WORDS, CRYPTOMINING_WORDS, INSTANCE_CREDENTIAL_WORDS, PUBLIC_EXPOSURE_WORDS,
+    ROOT_WORDS,
+};
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Cloud) || case.signals.cloud.is_some()

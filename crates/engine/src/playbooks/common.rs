@@ -9,6 +9,7 @@ use crate::case::Case;
 use crate::claim::Behaviour;
 use crate::context::{Honeytoken, Intel, Scanner, Window};
 use crate::judgement::{Covers, Judgement, Weight};
+use crate::vocabulary::SCAN_WORDS;
 
 pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     generated_sample(case, out);
@@ -316,39 +317,6 @@ fn source_verdict(case: &Case<'_>, out: &mut Vec<Judgement>) {
         Some(SourceVerdict::Suspicious) | None => {}
     }
 }
-
-/// Words of alerts that scanners trip: what an authorised scanner explains.
-pub(crate) const SCAN_WORDS: &[&str] = &[
-    "scan",
-    "probe",
-    "recon",
-    "discovery",
-    "sweep",
-    "exploit",
-    "vulnerab",
-    "cve-",
-    "injection",
-    "brute",
-    "password guess",
-    "traversal",
-    "attempted",
-    "web application attack",
-    "nmap",
-    "nessus",
-    "qualys",
-    "portprobe",
-    "port_probe",
-    "enumerat",
-    "shellshock",
-    "log4j",
-    "failed login",
-    "failed logon",
-    "login failure",
-    "logon failure",
-    "authentication failure",
-    "failed authentication",
-    "excessive failed",
-];
 
 /// The authorised scanner the alert comes from, and what named it: an address or host of
 /// the scanner, else a Kubernetes namespace its jobs run in, else a cloud identity it acts as.

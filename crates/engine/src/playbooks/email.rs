@@ -7,21 +7,7 @@ use sleuth_domain::{AlertCategory, EmailSignal, EntityKind};
 
 use crate::case::Case;
 use crate::judgement::{Judgement, Weight};
-
-/// Words of email threat alerts.
-pub(crate) const EMAIL_THREAT_WORDS: &[&str] = &[
-    "phish",
-    "malware",
-    "impersonat",
-    "business email compromise",
-    "credential harvest",
-];
-
-/// Words of bec alerts.
-pub(crate) const BEC_WORDS: &[&str] = &["bec"];
-
-/// Words of lookalike alerts.
-pub(crate) const LOOKALIKE_WORDS: &[&str] = &["lookalike", "look-alike", "cousin domain"];
+use crate::vocabulary::{BEC_WORDS, EMAIL_THREAT_WORDS, LOOKALIKE_WORDS};
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Email) || case.signals.email.is_some()

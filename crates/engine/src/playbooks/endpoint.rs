@@ -8,6 +8,7 @@ use sleuth_domain::{AlertCategory, EntityKind, SeverityLevel};
 use crate::case::Case;
 use crate::context::{Context, file_name};
 use crate::judgement::{Covers, Judgement, Weight};
+use crate::vocabulary::{MALWARE_WORDS, REMOTE_ACCESS_TOOLS};
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Endpoint) || case.signals.process.is_some()
@@ -21,44 +22,6 @@ pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     service_account_processes(case, out);
     missing_essentials(case, out);
 }
-
-pub(crate) const MALWARE_WORDS: &[&str] = &[
-    "malware",
-    "trojan",
-    "backdoor",
-    "cobalt strike",
-    "beacon",
-    "infostealer",
-    "stealer",
-    "keylogger",
-    "remote access trojan",
-    "worm",
-    "virus",
-    "ransomware",
-    "cryptominer",
-    "coinminer",
-    "webshell",
-    "web shell",
-    "rootkit",
-    "exploit kit",
-    "emotet",
-    "qakbot",
-    "icedid",
-    "trickbot",
-    "agent tesla",
-    "redline",
-    "lumma",
-    "asyncrat",
-    "njrat",
-    "meterpreter",
-    "threat signature",
-    "threat match",
-    "known threat",
-    "sliver",
-    "brute ratel",
-    "malicious file",
-    "known malicious",
-];
 
 fn identified_malware(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(word) = case.first_mention(MALWARE_WORDS) else {
@@ -120,24 +83,6 @@ fn identified_malware(case: &Case<'_>, out: &mut Vec<Judgement>) {
     }
     out.push(judgement);
 }
-
-/// Remote-access tools: legitimate software that attackers install for a foothold that
-/// looks like IT support (ATT&CK T1219).
-pub(crate) const REMOTE_ACCESS_TOOLS: &[&str] = &[
-    "anydesk",
-    "teamviewer",
-    "screenconnect",
-    "connectwise control",
-    "rustdesk",
-    "splashtop",
-    "atera",
-    "netsupport",
-    "logmein",
-    "remote utilities",
-    "meshagent",
-    "ngrok",
-    "tacticalrmm",
-];
 
 fn remote_access_tool(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(tool) = case.first_word(REMOTE_ACCESS_TOOLS) else {

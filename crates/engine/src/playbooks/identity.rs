@@ -9,66 +9,10 @@ use crate::case::Case;
 use crate::context::{Context, Identity, NetworkPlace};
 
 use crate::judgement::{Covers, Judgement, Weight};
-
-/// Words of impossible travel alerts.
-pub(crate) const IMPOSSIBLE_TRAVEL_WORDS: &[&str] = &[
-    "impossible travel",
-    "impossibletravel",
-    "atypical travel",
-    "atypicaltravel",
-    "impossible_travel",
-    "improbable access",
-    "geographically improbable",
-    "improbable travel",
-];
-
-/// Words of mfa fatigue alerts.
-pub(crate) const MFA_FATIGUE_WORDS: &[&str] = &[
-    "mfa fatigue",
-    "push fatigue",
-    "push bombing",
-    "mfa bombing",
-    "push spam",
-];
-
-/// Words of mfa reset alerts.
-pub(crate) const MFA_RESET_WORDS: &[&str] = &[
-    "factor.deactivate",
-    "mfa.factor.reset",
-    "factor reset",
-    "mfa reset",
-    "reset mfa",
-    "authentication method removed",
-    "deleted security info",
-    "mfa_removed",
-];
-
-/// Words of leaked credential alerts.
-pub(crate) const LEAKED_CREDENTIAL_WORDS: &[&str] = &["leaked password", "leaked credential"];
-
-/// Words of interactive logon alerts.
-pub(crate) const INTERACTIVE_LOGON_WORDS: &[&str] = &[
-    "interactive",
-    "rdp",
-    "remoteinteractive",
-    "logon type 10",
-    "logon type 2",
-    "console login",
-];
-
-/// Words of password spray alerts.
-pub(crate) const PASSWORD_SPRAY_WORDS: &[&str] =
-    &["password spray", "passwordspray", "password_spray"];
-
-/// Words of brute force alerts.
-pub(crate) const BRUTE_FORCE_WORDS: &[&str] = &[
-    "brute force",
-    "bruteforce",
-    "brute-force",
-    "password guessing",
-    "password_guessing",
-    "authentication failures",
-];
+use crate::vocabulary::{
+    BRUTE_FORCE_WORDS, IMPOSSIBLE_TRAVEL_WORDS, INTERACTIVE_LOGON_WORDS, LEAKED_CREDENTIAL_WORDS,
+    MFA_FATIGUE_WORDS, MFA_RESET_WORDS, PASSWORD_SPRAY_WORDS,
+};
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Identity) || case.signals.sign_in.is_some()

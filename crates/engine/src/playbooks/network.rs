@@ -6,30 +6,10 @@ use sleuth_domain::{AlertCategory, Direction, EntityKind, NetworkSignal};
 
 use crate::case::Case;
 use crate::judgement::{Judgement, Weight};
+use crate::vocabulary::{ATTACK_WORDS, C2_WORDS, EXFILTRATION_WORDS, SCAN_NOTICE_WORDS};
 
 /// Bytes sent out above which a transfer to an unknown destination needs a look.
 const LARGE_TRANSFER_BYTES: u64 = 500 * 1024 * 1024;
-
-/// Words of scan notice alerts.
-pub(crate) const SCAN_NOTICE_WORDS: &[&str] = &[
-    "port scan",
-    "port_scan",
-    "portscan",
-    "address scan",
-    "address_scan",
-    "portprobe",
-    "port probe",
-    "network scan",
-    "scan::",
-];
-
-/// Words of exfiltration alerts.
-pub(crate) const EXFILTRATION_WORDS: &[&str] = &[
-    "exfiltration",
-    "data transfer",
-    "large upload",
-    "data theft",
-];
 
 pub fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Network) || case.signals.network.is_some()
@@ -73,26 +53,6 @@ fn direction(case: &Case<'_>, network: &NetworkSignal) -> Option<Direction> {
         _ => network.direction,
     }
 }
-
-pub(crate) const ATTACK_WORDS: &[&str] = &[
-    "exploit",
-    "cve-",
-    "attempted administrator",
-    "attempted user privilege",
-    "web application attack",
-    "sql injection",
-    "sql_injection",
-    "command injection",
-    "remote code execution",
-    "directory traversal",
-    "path traversal",
-    "shellshock",
-    "log4j",
-    "jndi",
-    "deserialization",
-    "buffer overflow",
-    "webshell upload",
-];
 
 fn attack_signature(
     case: &Case<'_>,
@@ -153,20 +113,6 @@ fn attack_signature(
             .remediation(format!("Block {from} and confirm {to} is patched against the targeted vulnerability")),
     );
 }
-
-pub(crate) const C2_WORDS: &[&str] = &[
-    "command and control",
-    "c2",
-    "cnc",
-    "beacon",
-    "trojan was detected",
-    "malware",
-    "botnet",
-    "cobalt strike",
-    "rat",
-    "backdoor",
-    "callback",
-];
 
 fn command_and_control(
     case: &Case<'_>,
