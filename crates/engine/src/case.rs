@@ -262,7 +262,14 @@ fn searchable_text(alert: &ParsedAlert) -> String {
         if text.len() >= LIMIT {
             break;
         }
-        text.push_str(&part.to_lowercase());
+        if part.is_ascii() {
+            // The common case, lower-cased in place rather than through a copy.
+            let start = text.len();
+            text.push_str(part);
+            text[start..].make_ascii_lowercase();
+        } else {
+            text.push_str(&part.to_lowercase());
+        }
         text.push('\n');
     }
     text.truncate(text.floor_char_boundary(LIMIT));

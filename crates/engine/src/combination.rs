@@ -9,6 +9,9 @@
 //! second witness), a sign that a benign fact already answered (claim.rs set it aside),
 //! and the same sign told twice (Tor and "anonymous IP" are one family).
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 use serde_json::json;
 use sleuth_domain::SourceVerdict;
 
@@ -312,8 +315,12 @@ fn signs(case: &Case<'_>, claim: &Claim, judgements: &[Judgement]) -> Vec<Sign> 
 }
 
 fn new_behaviour(text: &str) -> bool {
-    let lowered = text.to_ascii_lowercase();
-    NEW_BEHAVIOUR_WORDS
-        .iter()
-        .any(|word| lowered.contains(word))
+    // ASCII case-insensitive, as the words are: one pass, no lower-cased copy.
+    static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(NEW_BEHAVIOUR_WORDS)
+            .expect("a fixed list of short literal words")
+    });
+    WORDS.is_match(text)
 }

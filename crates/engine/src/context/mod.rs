@@ -191,6 +191,12 @@ pub struct Context {
     soc_test_hashes: Vec<String>,
     /// Phishing-simulation senders, lower-cased: an address, or `@domain`.
     phishing_senders: Vec<String>,
+    /// The domain lists as `domain_within` compares them (trimmed, lower-cased, any `*.`
+    /// dropped, empty ones left out), so that each lookup allocates nothing.
+    known_good_domains: Vec<String>,
+    partner_domains: Vec<String>,
+    own_domains: Vec<String>,
+    phishing_domains: Vec<String>,
 }
 
 /// Why a context could not be compiled: every problem, each naming the entry.
@@ -347,6 +353,10 @@ impl Context {
             .map(|marker| marker.trim().to_lowercase())
             .filter(|marker| !marker.is_empty())
             .collect();
+        context.known_good_domains = listed_domains(&document.known_good.domains);
+        context.partner_domains = listed_domains(&document.known_good.partner_domains);
+        context.own_domains = listed_domains(&document.organization.email_domains);
+        context.phishing_domains = listed_domains(&document.phishing_simulation.domains);
         for (index, account) in document.service_accounts.iter().enumerate() {
             let lowered = account.user.trim().to_lowercase();
             context
@@ -551,11 +561,15 @@ impl Context {
                 knowledge.intel.push(intel);
             }
         }
-        let listed = |domains: &[String]| domains.iter().any(|listed| domain_within(value, listed));
-        knowledge.known_good_domain = listed(&self.document.known_good.domains);
-        knowledge.partner_domain = listed(&self.document.known_good.partner_domains);
-        knowledge.own_domain = listed(&self.document.organization.email_domains);
-        knowledge.phishing_simulation = listed(&self.document.phishing_simulation.domains);
+        let listed = |domains: &[String]| {
+            domains
+                .iter()
+                .any(|listed| within_normalised(value, listed))
+        };
+        knowledge.known_good_domain = listed(&self.known_good_domains);
+        knowledge.partner_domain = listed(&self.partner_domains);
+        knowledge.own_domain = listed(&self.own_domains);
+        knowledge.phishing_simulation = listed(&self.phishing_domains);
     }
 
     fn about_email<'c>(&'c self, value: &str, knowledge: &mut Knowledge<'c>) {
@@ -649,7 +663,10 @@ impl Context {
     }
 
     fn honeytoken_named(&self, value: &str) -> Option<&Honeytoken> {
-        let lowered = value.to_lowercase();
+        if self.honeytoken_values.is_empty() {
+            return None;
+        }
+        let lowered = lower_case(value);
         let base = user_base_name(&lowered);
         self.honeytoken_values
             .iter()
@@ -686,7 +703,7 @@ impl Context {
     ) -> Vec<&'c Policy> {
         let appears = |terms: &[String]| {
             terms.iter().any(|term| {
-                !term.trim().is_empty() && lowered_text.contains(&term.trim().to_lowercase())
+                !term.trim().is_empty() && lowered_text.contains(&*lower_case(term.trim()))
             })
         };
         self.document
@@ -936,6 +953,23 @@ fn short_host(host: &str) -> String {
     lowered.split('.').next().unwrap_or_default().to_string()
 }
 
+/// `text` lower-cased, borrowed when it is lower-case already (entity values mostly are).
+pub(crate) fn lower_case(text: &str) -> std::borrow::Cow<'_, str> {
+    let unchanged = if text.is_ascii() {
+        !text.bytes().any(|byte| byte.is_ascii_uppercase())
+    } else {
+        text.chars().all(|character| {
+            let mut lower = character.to_lowercase();
+            lower.next() == Some(character) && lower.next().is_none()
+        })
+    };
+    if unchanged {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.to_lowercase())
+    }
+}
+
 /// The last component of a path ("C:\\Tools\\PsExec64.exe" -> "PsExec64.exe").
 pub fn file_name(path: &str) -> &str {
     path.rsplit(['\\', '/']).next().unwrap_or(path)
@@ -952,8 +986,30 @@ fn domain_and_parents(domain: &str) -> impl Iterator<Item = &str> {
 
 /// Whether `domain` is `listed` or one of its subdomains.
 fn domain_within(domain: &str, listed: &str) -> bool {
-    let listed = listed.trim().trim_start_matches("*.").to_lowercase();
-    !listed.is_empty() && (domain == listed || domain.ends_with(&format!(".{listed}")))
+    within_normalised(domain, &normalised_domain(listed))
+}
+
+/// `domain_within` for a listed domain already normalised (`normalised_domain`).
+fn within_normalised(domain: &str, listed: &str) -> bool {
+    !listed.is_empty()
+        && (domain == listed
+            || domain
+                .strip_suffix(listed)
+                .is_some_and(|head| head.ends_with('.')))
+}
+
+/// A listed domain as `domain_within` compares it: trimmed, any `*.` dropped, lower-cased.
+fn normalised_domain(listed: &str) -> String {
+    listed.trim().trim_start_matches("*.").to_lowercase()
+}
+
+/// A list of domains normalised for `within_normalised`, empty ones left out.
+fn listed_domains(domains: &[String]) -> Vec<String> {
+    domains
+        .iter()
+        .map(|listed| normalised_domain(listed))
+        .filter(|listed| !listed.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
@@ -1041,6 +1097,30 @@ mod tests {
             "{}",
             document.to_toml()
         );
+    }
+
+    #[test]
+    fn lower_casing_borrows_what_is_lower_case_already_and_lowers_the_rest() {
+        for (text, lowered, borrowed) in [
+            ("corp\\r.patel", "corp\\r.patel", true),
+            ("CORP\\R.Patel", "corp\\r.patel", false),
+            ("müller", "müller", true),
+            ("MÜLLER", "müller", false),
+            // A title-case letter is not upper case, yet it has a lower case.
+            ("ǅemal", "ǆemal", false),
+        ] {
+            let result = lower_case(text);
+            assert_eq!(result, lowered, "{text}");
+            assert_eq!(
+                matches!(result, std::borrow::Cow::Borrowed(_)),
+                borrowed,
+                "{text}"
+            );
+        }
+        assert!(domain_within("mail.example.com", " *.Example.COM "));
+        assert!(domain_within("example.com", "example.com"));
+        assert!(!domain_within("badexample.com", "example.com"));
+        assert!(!domain_within("example.com", "  "));
     }
 
     #[test]

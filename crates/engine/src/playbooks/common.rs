@@ -487,6 +487,9 @@ fn soc_test(case: &Case<'_>, out: &mut Vec<Judgement>) {
 }
 
 fn policies(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    if case.context.document().policies.is_empty() {
+        return;
+    }
     let mut haystack = case.text.clone();
     for entity in &case.alert.entities {
         haystack.push('\n');
