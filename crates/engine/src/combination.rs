@@ -15,8 +15,9 @@ use aho_corasick::AhoCorasick;
 use serde_json::json;
 use sleuth_domain::SourceVerdict;
 
+use crate::behaviour::Behaviour;
 use crate::case::Case;
-use crate::claim::{Behaviour, Claim};
+use crate::claim::Claim;
 use crate::judgement::{Judgement, Weight};
 
 /// The kinds of independent sign. Two signs of one family are one sign.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use sleuth_domain::{Evidence, Finding, FindingOutcome};
 
 /// How a judgement bears on the verdict. The order of the variants is not their rank;
-/// [`crate::verdict`] spells out how they combine.
+/// verdict.rs spells out how they combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Weight {
     /// Independent proof of malice that no benign story explains away: a threat-intel
@@ -85,9 +85,9 @@ pub enum Covers {
     /// Where the actor connected from (the VPN, an office): answers only claims about that.
     Location,
     /// Only these behaviours (a known-good file answers claims about that file).
-    Behaviours(&'static [crate::claim::Behaviour]),
+    Behaviours(&'static [crate::behaviour::Behaviour]),
     /// An allowance: answers any claim that is not high-harm, and the high-harm ones it names.
-    Allowance(Vec<crate::claim::Behaviour>),
+    Allowance(Vec<crate::behaviour::Behaviour>),
 }
 
 /// One line of reasoning.

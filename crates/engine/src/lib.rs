@@ -9,6 +9,7 @@
 //! verdict (outcome, priority) → custom strategies → the narrative.
 #![forbid(unsafe_code)]
 
+pub mod behaviour;
 mod case;
 pub mod claim;
 mod combination;

@@ -749,10 +749,10 @@ impl Context {
     }
 
     /// The behaviours an allowance names (validated when the context was built).
-    pub fn behaviours(names: &[String]) -> Vec<crate::claim::Behaviour> {
+    pub fn behaviours(names: &[String]) -> Vec<crate::behaviour::Behaviour> {
         names
             .iter()
-            .filter_map(|name| crate::claim::Behaviour::parse(name))
+            .filter_map(|name| crate::behaviour::Behaviour::parse(name))
             .collect()
     }
 
@@ -809,11 +809,11 @@ fn country_problem(country: &str, what: &str) -> Option<String> {
 fn unknown_behaviours(names: &[String], what: &str) -> Vec<String> {
     names
         .iter()
-        .filter(|name| crate::claim::Behaviour::parse(name).is_none())
+        .filter(|name| crate::behaviour::Behaviour::parse(name).is_none())
         .map(|name| {
             format!(
                 "{what}: behaviours: '{name}' is not one of {}",
-                crate::claim::Behaviour::ALL
+                crate::behaviour::Behaviour::ALL
                     .iter()
                     .map(|behaviour| behaviour.name())
                     .collect::<Vec<_>>()

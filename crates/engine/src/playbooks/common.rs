@@ -5,8 +5,8 @@
 use serde_json::json;
 use sleuth_domain::{EntityKind, SourceVerdict};
 
+use crate::behaviour::Behaviour;
 use crate::case::Case;
-use crate::claim::Behaviour;
 use crate::context::{Honeytoken, Intel, Scanner, Window};
 use crate::judgement::{Covers, Judgement, Weight};
 use crate::vocabulary::SCAN_WORDS;
@@ -745,7 +745,7 @@ pub fn people_state(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<
                     .tactic("Initial Access")
                     .tag("leaver_account", identity.user.clone())
             }
-            "on_notice" if claim.behaviour == crate::claim::Behaviour::Exfiltration => {
+            "on_notice" if claim.behaviour == crate::behaviour::Behaviour::Exfiltration => {
                 Judgement::new(
                     Weight::Suspicious,
                     format!("{who} is on notice and data is moving"),

@@ -21,8 +21,9 @@ use sleuth_domain::{
     Entity, EntityKind, FactKind, FactValue, Facts, SourceAnswer, SourceKind, Timestamp,
 };
 
+use crate::behaviour::Behaviour;
 use crate::case::Case;
-use crate::claim::{Behaviour, Claim};
+use crate::claim::Claim;
 use crate::judgement::{Covers, Judgement, Weight};
 
 /// Engines or reporters that must call an entity malicious before their word counts as a
