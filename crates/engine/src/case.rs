@@ -174,7 +174,7 @@ impl<'a> Case<'a> {
     /// What the context knows about a value that may not be among the entities (a
     /// signal's field): looked up directly.
     pub fn lookup(&self, kind: EntityKind, value: &str) -> Option<Knowledge<'a>> {
-        let normalised = sleuth_parsers::entities::normalize(kind, value)?;
+        let normalised = sleuth_normalize::entities::normalize(kind, value)?;
         Some(self.context.about(&Entity::new(kind, normalised)))
     }
 

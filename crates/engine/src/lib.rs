@@ -335,6 +335,4 @@ fn enrichment(case: &Case<'_>) -> Map<String, Value> {
 }
 
 /// At most `limit` characters, with an ellipsis when cut.
-pub(crate) fn truncate(text: &str, limit: usize) -> String {
-    sleuth_parsers::builder::truncate(text, limit)
-}
+pub(crate) use sleuth_normalize::text::truncate;

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 use sleuth_domain::{EntityKind, Timestamp};
-use sleuth_parsers::entities;
+use sleuth_normalize::entities;
 
 /// What an indicator names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -318,7 +318,7 @@ pub fn network_contains(network: &str, address: &str) -> bool {
 /// short: longer values are not copied to lower case to find out.
 fn says_nothing(value: &str) -> bool {
     let value = value.trim();
-    value.len() <= 12 && sleuth_parsers::json::is_placeholder(value)
+    value.len() <= 12 && sleuth_normalize::text::is_placeholder(value)
 }
 
 /// A value fit to quote in a problem report: at most 80 characters, control

@@ -251,7 +251,7 @@ impl Collector {
 /// [`MAX_DESCRIPTION_CHARS`], and `None` when it says nothing.
 pub(crate) fn clean_text(text: &str) -> Option<String> {
     let text = text.trim();
-    if sleuth_parsers::json::is_placeholder(text) {
+    if sleuth_normalize::text::is_placeholder(text) {
         return None;
     }
     let mut cleaned: String = text

@@ -31,7 +31,7 @@ impl Scalar<'_> {
             Scalar::Text(text) => {
                 let text = text.trim();
                 // Placeholders are short; a long description is not copied to find out.
-                (text.len() > 12 || !sleuth_parsers::json::is_placeholder(text)).then_some(text)
+                (text.len() > 12 || !sleuth_normalize::text::is_placeholder(text)).then_some(text)
             }
             _ => None,
         }

@@ -268,7 +268,7 @@ fn read_indicator(
     let valid_until = indicator
         .valid_until
         .text()
-        .and_then(sleuth_parsers::time::parse_text);
+        .and_then(sleuth_normalize::time::parse_text);
     if let (Some(now), Some(valid_until)) = (now, valid_until)
         && valid_until < now
     {
@@ -438,7 +438,7 @@ mod tests {
     }
 
     fn at(text: &str) -> Timestamp {
-        sleuth_parsers::time::parse_text(text).expect("a test time")
+        sleuth_normalize::time::parse_text(text).expect("a test time")
     }
 
     /// A bundle of the given indicator objects, each with the fields every STIX 2.1

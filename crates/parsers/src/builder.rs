@@ -5,6 +5,8 @@
 use serde_json::{Map, Value, json};
 use sleuth_domain::{EntityKind, HandlerVersion, ParsedAlert, SeverityLevel, Signals, Timestamp};
 
+pub(crate) use sleuth_normalize::text::truncate;
+
 use crate::entities::Entities;
 use crate::registry::Schema;
 
@@ -453,17 +455,6 @@ fn tidy_title(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     truncate(&cleaned, MAX_TITLE_CHARS)
-}
-
-/// At most `limit` characters, with an ellipsis when cut.
-pub fn truncate(text: &str, limit: usize) -> String {
-    // `nth` stops at the limit: a long text is not counted to its end first.
-    if text.chars().nth(limit).is_none() {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(limit.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! nested and the flattened form of the same alert.
 
 use serde_json::Value;
+pub(crate) use sleuth_normalize::text::is_placeholder;
 
 /// The value at `path`, if every step exists.
 pub fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
@@ -32,32 +33,6 @@ pub fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
         }
         _ => None,
     }
-}
-
-/// The longest placeholder below ("undefined", "<unknown>").
-const PLACEHOLDER_MAX_BYTES: usize = 9;
-
-/// Whether a string says nothing: empty, or one of the placeholders tools write.
-pub fn is_placeholder(text: &str) -> bool {
-    let trimmed = text.trim();
-    // Every placeholder is short: a long value is never lower-cased just to tell, which
-    // would copy a hostile multi-megabyte string on every read of it.
-    trimmed.is_empty()
-        || trimmed.len() <= PLACEHOLDER_MAX_BYTES
-            && matches!(
-                trimmed.to_ascii_lowercase().as_str(),
-                "-" | "--"
-                    | "n/a"
-                    | "na"
-                    | "null"
-                    | "(null)"
-                    | "none"
-                    | "nil"
-                    | "unknown"
-                    | "undefined"
-                    | "<unknown>"
-                    | "?"
-            )
 }
 
 /// A non-placeholder string at `path`, trimmed.

@@ -1,13 +1,12 @@
 //! Reads the raw JSON of security tools' alerts into Sleuth's [`ParsedAlert`]: one parser per
 //! wire format (`sources/`), format detection for `create/custom`, a generic reader for
-//! anything else, and typed, validated entities. Pure: no I/O, no clock (the receive time
+//! anything else, and the entities each names (normalised by `sleuth-normalize`). Pure: no I/O, no clock (the receive time
 //! is passed in), and no input makes it panic.
 #![forbid(unsafe_code)]
 
 mod alert_type;
 pub mod builder;
 pub mod decode;
-pub mod entities;
 pub mod envelopes;
 pub mod json;
 pub mod plain_words;
@@ -16,6 +15,10 @@ mod sources;
 pub mod time;
 
 use std::borrow::Cow;
+
+// Every vendor parser names entities through `crate::entities`; the module is the pure
+// normalisation crate's.
+use sleuth_normalize::entities;
 
 use serde_json::Value;
 use sleuth_domain::{ParsedAlert, Timestamp};

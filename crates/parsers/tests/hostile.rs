@@ -19,7 +19,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 use serde_json::{Map, Number, Value};
 use sleuth_domain::{ParsedAlert, Timestamp};
-use sleuth_parsers::entities::MAX_ENTITIES;
+use sleuth_normalize::entities::MAX_ENTITIES;
 use sleuth_parsers::{ParseError, detect, parse_alert, schemas};
 
 /// The seed used unless `PROPTEST_RNG_SEED` names another.

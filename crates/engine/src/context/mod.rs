@@ -10,7 +10,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use sleuth_domain::{Entity, EntityKind};
-use sleuth_parsers::entities::{self, user_base_name};
+use sleuth_normalize::entities::{self, user_base_name};
 
 pub use document::{
     AdminTool, Asset, CloudResource, ContextDocument, Geo, Honeytoken, Identity, IntelEntry,

@@ -42,7 +42,7 @@ fn recipients(case: &Case<'_>, email: &EmailSignal) -> Vec<String> {
     let mut recipients: Vec<String> = email
         .recipients
         .iter()
-        .filter_map(|recipient| sleuth_parsers::entities::normalize(EntityKind::Email, recipient))
+        .filter_map(|recipient| sleuth_normalize::entities::normalize(EntityKind::Email, recipient))
         .collect();
     if recipients.is_empty() {
         recipients = case

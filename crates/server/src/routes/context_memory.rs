@@ -14,7 +14,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sleuth_domain::{EntityKind, MemoryVerdict, Role};
-use sleuth_parsers::entities::normalize;
+use sleuth_normalize::entities::normalize;
 use sleuth_store::{MemoryHint, MemoryItemRecord, MemoryQuery, MemoryScope, NewMemoryItem};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;

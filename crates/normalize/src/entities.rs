@@ -83,7 +83,7 @@ pub fn normalize(kind: EntityKind, text: &str) -> Option<String> {
     // string at once, and `nth` counts no further than the limit.
     if text.len() > 4 * MAX_VALUE_CHARS
         || text.chars().nth(MAX_VALUE_CHARS).is_some()
-        || crate::json::is_placeholder(text)
+        || crate::text::is_placeholder(text)
     {
         return None;
     }
