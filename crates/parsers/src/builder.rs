@@ -8,17 +8,29 @@ use sleuth_domain::{EntityKind, HandlerVersion, ParsedAlert, SeverityLevel, Sign
 pub(crate) use sleuth_normalize::text::truncate;
 
 use crate::entities::Entities;
-use crate::registry::Schema;
 
 /// The longest title shown to analysts; the source's full wording stays in original_title.
 const MAX_TITLE_CHARS: usize = 300;
 /// The longest original title and description kept.
 const MAX_TEXT_CHARS: usize = 4000;
 
+/// What the builder writes into every alert of one wire format (a `Schema`'s labels).
+#[derive(Debug, Clone, Copy)]
+pub struct FormatLabels {
+    /// The `schema_key` ("aws_guardduty_eventbridge").
+    pub key: &'static str,
+    /// The format, for people: the alert's `origin_integration_display_name`.
+    pub display_name: &'static str,
+    /// The product: the alert's `direct_source_label` unless the alert names one.
+    pub source_label: &'static str,
+    /// The alert's `origin_integration`.
+    pub integration: &'static str,
+}
+
 /// One alert being read. Parsers set fields in any order; `finish` makes it whole.
 #[derive(Debug)]
 pub struct AlertBuilder {
-    schema: &'static Schema,
+    format: FormatLabels,
     received_at: Timestamp,
     title: Option<String>,
     alert_type: Option<String>,
@@ -42,9 +54,9 @@ pub struct AlertBuilder {
 }
 
 impl AlertBuilder {
-    pub fn new(schema: &'static Schema, received_at: Timestamp) -> AlertBuilder {
+    pub fn new(format: FormatLabels, received_at: Timestamp) -> AlertBuilder {
         AlertBuilder {
-            schema,
+            format,
             received_at,
             title: None,
             alert_type: None,
@@ -159,7 +171,7 @@ impl AlertBuilder {
     /// Alerts sharing this key within the coalesce window are one story.
     pub fn coalesce_key(&mut self, key: Option<String>) -> &mut Self {
         if let Some(key) = key.filter(|key| !key.trim().is_empty()) {
-            self.coalesce_key = Some(format!("{}:{}", self.schema.key, truncate(key.trim(), 500)));
+            self.coalesce_key = Some(format!("{}:{}", self.format.key, truncate(key.trim(), 500)));
         }
         self
     }
@@ -284,7 +296,7 @@ impl AlertBuilder {
         }
         let source_label = self
             .direct_source_label
-            .unwrap_or_else(|| self.schema.source_label.to_string());
+            .unwrap_or_else(|| self.format.source_label.to_string());
         let original_title = self
             .title
             .unwrap_or_else(|| format!("{source_label} alert"));
@@ -297,7 +309,7 @@ impl AlertBuilder {
         // alerts of one detection taken out.
         let alert_type = self.alert_type.unwrap_or_else(|| {
             let template = crate::alert_type::template(&title, &entities);
-            format!("{}:{}", self.schema.key, template)
+            format!("{}:{}", self.format.key, template)
         });
         let assets = if self.assets.is_empty() {
             assets_from(&entities)
@@ -305,7 +317,7 @@ impl AlertBuilder {
             self.assets
         };
         ParsedAlert {
-            schema_key: self.schema.key.to_string(),
+            schema_key: self.format.key.to_string(),
             handler_version: self.handler_version,
             alert_type,
             title,
@@ -315,8 +327,8 @@ impl AlertBuilder {
             severity: self.severity,
             direct_source_label: source_label,
             proxy_source_label: self.proxy_source_label,
-            origin_integration: Some(self.schema.integration.to_string()),
-            origin_integration_display_name: self.schema.display_name.to_string(),
+            origin_integration: Some(self.format.integration.to_string()),
+            origin_integration_display_name: self.format.display_name.to_string(),
             origin_ticket_id: self.origin_ticket_id,
             origin_ticket_id_label: self.origin_ticket_id_label,
             origin_ticket_url: self.origin_ticket_url,
@@ -466,7 +478,7 @@ mod tests {
 
     fn builder() -> AlertBuilder {
         let schema = registry::find("generic").expect("the generic schema exists");
-        AlertBuilder::new(schema, chrono::Utc::now())
+        AlertBuilder::new(schema.labels(), chrono::Utc::now())
     }
 
     #[test]
@@ -526,7 +538,7 @@ mod tests {
     fn missing_fields_fall_back_to_sensible_values() {
         let received_at = chrono::Utc::now();
         let schema = registry::find("generic").expect("the generic schema exists");
-        let parsed = AlertBuilder::new(schema, received_at).finish();
+        let parsed = AlertBuilder::new(schema.labels(), received_at).finish();
         assert_eq!(parsed.create_time, received_at);
         assert_eq!(parsed.title, "Generic alert");
         assert_eq!(parsed.alert_type, "generic:Generic alert");

@@ -75,7 +75,7 @@ pub fn parse_alert(
         })?,
         None => detect(raw),
     };
-    (schema.parse)(raw, AlertBuilder::new(schema, received_at))
+    (schema.parse)(raw, AlertBuilder::new(schema.labels(), received_at))
 }
 
 /// `value`, with every NUL of its strings and keys replaced; borrowed when it has none.

@@ -5,7 +5,7 @@ use serde_json::Value;
 use sleuth_domain::ParsedAlert;
 
 use crate::ParseError;
-use crate::builder::AlertBuilder;
+use crate::builder::{AlertBuilder, FormatLabels};
 use crate::sources;
 
 /// One supported wire format.
@@ -26,6 +26,18 @@ pub struct Schema {
     /// Reads a raw alert of this format. Fails only when the alert lacks what makes it
     /// this format at all (the message names what is missing).
     pub parse: fn(&Value, AlertBuilder) -> Result<ParsedAlert, ParseError>,
+}
+
+impl Schema {
+    /// What the builder writes into every alert read in this format.
+    pub fn labels(&self) -> FormatLabels {
+        FormatLabels {
+            key: self.key,
+            display_name: self.display_name,
+            source_label: self.source_label,
+            integration: self.integration,
+        }
+    }
 }
 
 /// All formats, in detection order. Each group below is owned by one module family;
