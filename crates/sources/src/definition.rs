@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sleuth_domain::{EntityKind, FactKind, FactType, SourceKind};
 
-use crate::extract::FactRule;
+use crate::extract::{Combine, FactRule};
 use crate::template::Template;
 
 /// The type-specific part of a source.
@@ -210,16 +210,6 @@ pub struct FactDeclaration {
     /// Only for these entity kinds (all when empty).
     #[serde(default)]
     pub for_kinds: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Combine {
-    #[default]
-    First,
-    All,
-    Sum,
-    Count,
 }
 
 /// A directory: LDAP or Active Directory.

@@ -5,13 +5,24 @@
 use std::collections::BTreeMap;
 
 use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sleuth_domain::{EntityKind, Fact, FactKind, FactType, FactValue, Timestamp};
 
-use crate::definition::Combine;
-
 /// Verdict words a source may give (after its map).
 pub const VERDICTS: [&str; 4] = ["malicious", "suspicious", "benign", "unknown"];
+
+/// How the values a fact's path finds become one fact: the first, all of them (a list),
+/// their sum, or how many there are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    #[default]
+    First,
+    All,
+    Sum,
+    Count,
+}
 
 /// A declared fact, compiled.
 #[derive(Debug, Clone)]

@@ -104,7 +104,7 @@ fn read_printed(printed: &Value, entity: &Entity) -> Result<Lookup, String> {
                     kind,
                     path: serde_json_path::JsonPath::parse("$")
                         .map_err(|error| error.to_string())?,
-                    combine: crate::definition::Combine::First,
+                    combine: crate::extract::Combine::First,
                     map: BTreeMap::new(),
                     otherwise: None,
                     for_kinds: Vec::new(),
