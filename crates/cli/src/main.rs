@@ -13,6 +13,7 @@ mod context;
 mod data_source;
 mod eval;
 mod investigate;
+mod migrate;
 mod open;
 mod push_source;
 mod sandbox;
@@ -223,7 +224,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve { .. } => serve::serve(settings).await,
             Command::Worker => serve::worker(settings).await,
-            Command::Migrate => open::migrate(&settings).await,
+            Command::Migrate => migrate::migrate(&settings).await,
             Command::Config => Ok(()),
             Command::Apikey { command } => apikey::run(&settings, command).await,
             Command::Tenant { command } => tenant::run(&settings, command).await,

@@ -34,16 +34,3 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
         "database URL {shown} is neither sqlite:// nor postgres://; set --database or SLEUTH_DATABASE_URL"
     )
 }
-
-/// Migrates the schema, then, with a secrets key, seals the secrets that need it (as every
-/// start does): those an older Sleuth stored in plaintext, and those of a previous key.
-pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
-    let keyring = crate::secret::keyring(settings)?;
-    let store = open_store(settings).await?;
-    store.check_ready().await?;
-    println!("database is migrated ({})", store.backend().as_str());
-    if let Some(keyring) = keyring {
-        crate::secret::reseal(&store, &keyring).await?;
-    }
-    Ok(())
-}
