@@ -7,9 +7,9 @@ use serde_json::Value;
 use crate::Kind;
 
 /// The most alerts one page may ask for (every vendor here takes at least this many).
-pub const MAX_PAGE_SIZE: u32 = 1000;
+pub(crate) const MAX_PAGE_SIZE: u32 = 1000;
 /// The furthest back a first poll may reach (90 days).
-pub const MAX_BACKFILL_HOURS: u32 = 24 * 90;
+pub(crate) const MAX_BACKFILL_HOURS: u32 = 24 * 90;
 
 /// How severe an alert is, in one scale for every vendor (each vendor's own scale is
 /// mapped onto it in `vendors/`).

@@ -115,7 +115,7 @@ impl Destination {
 
 /// Why a connection was refused, in words a script's author understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DenyReason {
+pub(crate) enum DenyReason {
     Special(&'static str),
     HostAddress,
     DeniedByOperator,
@@ -135,7 +135,7 @@ impl std::fmt::Display for DenyReason {
 
 /// What the guard does with one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Allow,
     Deny(DenyReason),
 }
@@ -143,7 +143,7 @@ pub enum Decision {
 /// Everything the guard needs to decide, fixed when the run starts. It travels in the launch
 /// plan; the launcher adds the host's own addresses just before the script starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EgressPolicy {
+pub(crate) struct EgressPolicy {
     /// The operator's named destinations, host names already resolved.
     pub allowed: Vec<AllowedNetwork>,
     /// The resolvers of the system's resolv.conf, reachable on port 53 only.
@@ -157,7 +157,7 @@ pub struct EgressPolicy {
 const DNS_PORT: u16 = 53;
 
 impl EgressPolicy {
-    pub fn decide(&self, destination: SocketAddr) -> Decision {
+    pub(crate) fn decide(&self, destination: SocketAddr) -> Decision {
         let address = canonical(destination.ip());
         let port = destination.port();
         if self
@@ -193,7 +193,7 @@ impl EgressPolicy {
 }
 
 /// The nameservers of a resolv.conf text. glibc reads at most three; so do we.
-pub fn resolvers_of(resolv_conf: &str) -> Vec<IpAddr> {
+pub(crate) fn resolvers_of(resolv_conf: &str) -> Vec<IpAddr> {
     resolv_conf
         .lines()
         .filter_map(|line| {

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     failures_to_open: u32,
     cooldown: Duration,
     state: Mutex<State>,
@@ -27,7 +27,7 @@ enum State {
 
 /// What a caller may do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     Go,
     /// The one call that tests an open breaker's source.
     Probe,
@@ -46,7 +46,7 @@ pub enum BreakerState {
 }
 
 impl Breaker {
-    pub fn new(failures_to_open: u32, cooldown: Duration) -> Breaker {
+    pub(crate) fn new(failures_to_open: u32, cooldown: Duration) -> Breaker {
         Breaker {
             failures_to_open: failures_to_open.max(1),
             cooldown,
@@ -54,7 +54,7 @@ impl Breaker {
         }
     }
 
-    pub fn admit(&self, now: Instant) -> Admission {
+    pub(crate) fn admit(&self, now: Instant) -> Admission {
         let mut state = self.lock();
         match *state {
             State::Closed { .. } => Admission::Go,
@@ -74,11 +74,11 @@ impl Breaker {
         }
     }
 
-    pub fn success(&self) {
+    pub(crate) fn success(&self) {
         *self.lock() = State::Closed { failures: 0 };
     }
 
-    pub fn failure(&self, now: Instant) {
+    pub(crate) fn failure(&self, now: Instant) {
         let mut state = self.lock();
         let failures = match *state {
             State::Closed { failures } => failures + 1,
@@ -94,7 +94,7 @@ impl Breaker {
         };
     }
 
-    pub fn state(&self) -> BreakerState {
+    pub(crate) fn state(&self) -> BreakerState {
         match *self.lock() {
             State::Closed { .. } => BreakerState::Closed,
             State::Open { probing: false, .. } => BreakerState::Open,

@@ -24,14 +24,14 @@ struct Key {
 
 /// An answer and when it was given.
 #[derive(Debug, Clone)]
-pub struct Cached {
+pub(crate) struct Cached {
     pub result: AnswerResult,
     pub at: Timestamp,
     pub fetched: Instant,
 }
 
 #[derive(Debug, Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     slots: Mutex<HashMap<Key, Arc<OnceCell<Cached>>>>,
 }
 
@@ -45,7 +45,7 @@ pub enum Origin {
 
 impl Cache {
     /// The kept answer, or the one `fetch` gives (run once for all concurrent callers).
-    pub async fn get_or_fetch<F, Fut>(
+    pub(crate) async fn get_or_fetch<F, Fut>(
         &self,
         source: &Arc<str>,
         version: i64,
@@ -98,7 +98,7 @@ impl Cache {
     }
 
     /// Forgets every answer of `source` (its definition changed or it was deleted).
-    pub fn forget(&self, source: &str) {
+    pub(crate) fn forget(&self, source: &str) {
         self.lock().retain(|key, _| &*key.source != source);
     }
 

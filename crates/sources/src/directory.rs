@@ -38,7 +38,7 @@ const ACTIVE_DIRECTORY_ADMIN_GROUPS: &[&str] = &[
 const OPENLDAP_ADMIN_GROUPS: &[&str] = &["admins", "wheel", "sudo", "ldap-admins"];
 
 #[derive(Debug)]
-pub struct DirectorySource {
+pub(crate) struct DirectorySource {
     pub definition: DirectoryDefinition,
     /// One bound connection, shared by concurrent lookups (LDAP multiplexes them) and made
     /// again when it breaks.
@@ -46,14 +46,14 @@ pub struct DirectorySource {
 }
 
 impl DirectorySource {
-    pub fn new(definition: DirectoryDefinition) -> DirectorySource {
+    pub(crate) fn new(definition: DirectoryDefinition) -> DirectorySource {
         DirectorySource {
             definition,
             connection: tokio::sync::Mutex::new(None),
         }
     }
 
-    pub async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         entity: &Entity,
         secrets: &dyn Secrets,

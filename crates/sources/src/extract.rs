@@ -10,7 +10,7 @@ use serde_json::Value;
 use sleuth_domain::{EntityKind, Fact, FactKind, FactType, FactValue, Timestamp};
 
 /// Verdict words a source may give (after its map).
-pub const VERDICTS: [&str; 4] = ["malicious", "suspicious", "benign", "unknown"];
+pub(crate) const VERDICTS: [&str; 4] = ["malicious", "suspicious", "benign", "unknown"];
 
 /// How the values a fact's path finds become one fact: the first, all of them (a list),
 /// their sum, or how many there are.
@@ -37,7 +37,7 @@ pub struct FactRule {
 }
 
 /// The facts `rules` find in `answer` about an entity of `kind`.
-pub fn facts(rules: &[FactRule], answer: &Value, kind: EntityKind) -> Vec<Fact> {
+pub(crate) fn facts(rules: &[FactRule], answer: &Value, kind: EntityKind) -> Vec<Fact> {
     rules
         .iter()
         .filter(|rule| rule.for_kinds.is_empty() || rule.for_kinds.contains(&kind))
@@ -162,7 +162,7 @@ fn number(value: &Value) -> Option<f64> {
 
 /// A date as vendors write them: RFC 3339, `2024-01-19 01:33:26 UTC` (abuse.ch), a plain
 /// date, or Unix seconds (VirusTotal; milliseconds when the number is that large).
-pub fn date(value: &Value) -> Option<Timestamp> {
+pub(crate) fn date(value: &Value) -> Option<Timestamp> {
     match value {
         Value::Number(number) => {
             let seconds = number.as_i64()?;

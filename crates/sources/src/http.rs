@@ -22,7 +22,7 @@ const MAX_PAUSE: Duration = Duration::from_secs(3600);
 
 /// The HTTP clients every declared source shares (their connection pools).
 #[derive(Debug, Clone)]
-pub struct Clients {
+pub(crate) struct Clients {
     /// For sources without credentials: follows redirects (RDAP's bootstrap redirects to
     /// the registry that holds the domain).
     following: reqwest::Client,
@@ -32,7 +32,7 @@ pub struct Clients {
 }
 
 impl Clients {
-    pub fn new() -> Result<Clients, String> {
+    pub(crate) fn new() -> Result<Clients, String> {
         // rustls needs one crypto provider per process; a second install changes nothing.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let build = |policy| {
@@ -54,13 +54,13 @@ impl Clients {
 
 /// A declared source with its OAuth token, when it uses one.
 #[derive(Debug)]
-pub struct HttpSource {
+pub(crate) struct HttpSource {
     pub definition: CompiledHttp,
     token: tokio::sync::Mutex<Option<(String, Instant)>>,
 }
 
 impl HttpSource {
-    pub fn new(definition: CompiledHttp) -> HttpSource {
+    pub(crate) fn new(definition: CompiledHttp) -> HttpSource {
         HttpSource {
             definition,
             token: tokio::sync::Mutex::new(None),
@@ -68,7 +68,7 @@ impl HttpSource {
     }
 
     /// Asks about one entity; the caller applies the timeout.
-    pub async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         clients: &Clients,
         entity: &Entity,

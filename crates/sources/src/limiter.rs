@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     per_minute: u32,
     state: Mutex<State>,
 }
@@ -20,7 +20,7 @@ struct State {
 
 /// When a call may go.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Turn {
+pub(crate) enum Turn {
     Now,
     /// After this wait (a token is reserved for the caller).
     After(Duration),
@@ -30,7 +30,7 @@ pub enum Turn {
 
 impl Limiter {
     /// `per_minute` 0: no limit of our own (the vendor's pauses still apply).
-    pub fn new(per_minute: u32, now: Instant) -> Limiter {
+    pub(crate) fn new(per_minute: u32, now: Instant) -> Limiter {
         Limiter {
             per_minute,
             state: Mutex::new(State {
@@ -41,7 +41,7 @@ impl Limiter {
         }
     }
 
-    pub fn turn(&self, now: Instant) -> Turn {
+    pub(crate) fn turn(&self, now: Instant) -> Turn {
         let mut state = self.lock();
         if let Some(until) = state.paused_until {
             if now < until {
@@ -65,7 +65,7 @@ impl Limiter {
     }
 
     /// Gives back a token reserved by a caller that did not call after all.
-    pub fn give_back(&self) {
+    pub(crate) fn give_back(&self) {
         if self.per_minute > 0 {
             let mut state = self.lock();
             state.tokens = (state.tokens + 1.0).min(f64::from(self.per_minute));
@@ -73,7 +73,7 @@ impl Limiter {
     }
 
     /// The vendor said 429: no call before `until`.
-    pub fn pause_until(&self, until: Instant) {
+    pub(crate) fn pause_until(&self, until: Instant) {
         let mut state = self.lock();
         if state.paused_until.is_none_or(|current| current < until) {
             state.paused_until = Some(until);

@@ -17,12 +17,12 @@ use crate::secrets::{Scrub, Secrets};
 use crate::{Failure, Lookup};
 
 #[derive(Debug)]
-pub struct ScriptSource {
+pub(crate) struct ScriptSource {
     pub definition: CompiledScript,
 }
 
 impl ScriptSource {
-    pub async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         sandbox: Option<&Arc<Sandbox>>,
         entity: &Entity,

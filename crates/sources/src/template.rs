@@ -116,7 +116,7 @@ fn apply(filter: Filter, value: &str) -> String {
 }
 
 /// The account name without a `DOMAIN\` before it or an `@domain` after it.
-pub fn local_account(value: &str) -> &str {
+pub(crate) fn local_account(value: &str) -> &str {
     let after_domain = value.rsplit('\\').next().unwrap_or(value);
     after_domain.split('@').next().unwrap_or(after_domain)
 }

@@ -36,7 +36,7 @@ pub(crate) struct Cursor {
 impl Cursor {
     /// The stored cursor, or a new one at `start` (the backfill window) when there is none
     /// or it cannot be read (the window is then read again, and deduped).
-    pub fn read(stored: Option<&Value>, start: DateTime<Utc>) -> Cursor {
+    pub(crate) fn read(stored: Option<&Value>, start: DateTime<Utc>) -> Cursor {
         stored
             .and_then(|value| {
                 serde_json::from_value(value.clone())
@@ -55,7 +55,7 @@ impl Cursor {
 
     /// The page of `alerts` whose times are `times`, with `next` the vendor's token for
     /// the page after (`None`: the query is done, and the next starts at the newest time).
-    pub fn page(
+    pub(crate) fn page(
         mut self,
         alerts: Vec<Value>,
         times: impl IntoIterator<Item = DateTime<Utc>>,
@@ -78,7 +78,7 @@ impl Cursor {
         }
     }
 
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }

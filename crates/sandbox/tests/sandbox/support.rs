@@ -8,16 +8,16 @@ use std::time::Duration;
 use sleuth_sandbox::{Sandbox, SandboxConfig, SandboxMode, ScriptJob, ScriptOutcome};
 
 /// Small limits keep the suite fast: one second of wall clock and of CPU.
-pub const WALL_CLOCK: Duration = Duration::from_secs(1);
-pub const SLOTS: usize = 2;
+pub(crate) const WALL_CLOCK: Duration = Duration::from_secs(1);
+pub(crate) const SLOTS: usize = 2;
 /// How long past its wall clock a killed run may take to be torn down, its whole PID
 /// namespace reaped. It bounds a hang, not a speed: on a loaded machine (CI shares its
 /// cores with builds) a fork bomb's hundreds of processes take over half a second.
-pub const TEARDOWN_BOUND: Duration = Duration::from_secs(3);
+pub(crate) const TEARDOWN_BOUND: Duration = Duration::from_secs(3);
 
 static NEXT_UID_RANGE: AtomicU32 = AtomicU32::new(0);
 
-pub fn config(mode: SandboxMode) -> SandboxConfig {
+pub(crate) fn config(mode: SandboxMode) -> SandboxConfig {
     // Far from any real user, distinct per test binary run and per test.
     let range = NEXT_UID_RANGE.fetch_add(1, Ordering::Relaxed);
     let uid_base = 2_100_000_000 + (std::process::id() % 100_000) * 1_000 + range * 10;
@@ -38,12 +38,12 @@ pub fn config(mode: SandboxMode) -> SandboxConfig {
     }
 }
 
-pub fn strict() -> Sandbox {
+pub(crate) fn strict() -> Sandbox {
     strict_with_slot_uids().0
 }
 
 /// A strict sandbox and the uids its slots run under.
-pub fn strict_with_slot_uids() -> (Sandbox, std::ops::Range<u32>) {
+pub(crate) fn strict_with_slot_uids() -> (Sandbox, std::ops::Range<u32>) {
     let config = config(SandboxMode::Strict);
     let slot_uids = config.uid_base..config.uid_base + SLOTS as u32;
     let sandbox = Sandbox::probe(config);
@@ -53,26 +53,26 @@ pub fn strict_with_slot_uids() -> (Sandbox, std::ops::Range<u32>) {
     (sandbox, slot_uids)
 }
 
-pub fn job(code: &str) -> ScriptJob {
+pub(crate) fn job(code: &str) -> ScriptJob {
     ScriptJob {
         code: code.to_owned(),
         ..ScriptJob::default()
     }
 }
 
-pub fn job_with_args(code: &str, trigger_args: serde_json::Value) -> ScriptJob {
+pub(crate) fn job_with_args(code: &str, trigger_args: serde_json::Value) -> ScriptJob {
     ScriptJob {
         trigger_args,
         ..job(code)
     }
 }
 
-pub async fn run(sandbox: &Sandbox, code: &str) -> ScriptOutcome {
+pub(crate) async fn run(sandbox: &Sandbox, code: &str) -> ScriptOutcome {
     sandbox.run(job(code)).await
 }
 
 /// Host pids of every process whose real uid is in `uids`.
-pub fn processes_of(uids: std::ops::Range<u32>) -> Vec<u32> {
+pub(crate) fn processes_of(uids: std::ops::Range<u32>) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -91,12 +91,12 @@ pub fn processes_of(uids: std::ops::Range<u32>) -> Vec<u32> {
 }
 
 /// A directory of the test's own, outside every work dir, removed on drop.
-pub struct TestDir {
+pub(crate) struct TestDir {
     pub path: PathBuf,
 }
 
 impl TestDir {
-    pub fn new(name: &str, mode: u32) -> TestDir {
+    pub(crate) fn new(name: &str, mode: u32) -> TestDir {
         use std::os::unix::fs::PermissionsExt;
         let range = NEXT_UID_RANGE.fetch_add(1, Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!(
@@ -109,7 +109,7 @@ impl TestDir {
         TestDir { path }
     }
 
-    pub fn join(&self, name: &str) -> PathBuf {
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
 }
@@ -120,12 +120,12 @@ impl Drop for TestDir {
     }
 }
 
-pub fn path_text(path: &Path) -> String {
+pub(crate) fn path_text(path: &Path) -> String {
     path.to_str().expect("test paths are UTF-8").to_owned()
 }
 
 /// Lines the attack scripts print: `blocked <what>: <error>` or `escaped <what>: <detail>`.
-pub fn assert_all_blocked(outcome: &ScriptOutcome, attempts: usize) {
+pub(crate) fn assert_all_blocked(outcome: &ScriptOutcome, attempts: usize) {
     let blocked = outcome
         .stdout
         .lines()
@@ -145,7 +145,7 @@ pub fn assert_all_blocked(outcome: &ScriptOutcome, attempts: usize) {
 }
 
 /// A Python helper every attack script starts with.
-pub const ATTEMPT_HELPER: &str = r#"
+pub(crate) const ATTEMPT_HELPER: &str = r#"
 def attempt(what, action):
     try:
         detail = action()

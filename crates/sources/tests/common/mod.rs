@@ -5,7 +5,7 @@ use sleuth_domain::{AnswerResult, Entity, EntityKind, FactKind, FactValue};
 use sleuth_sources::{SourceConfig, Sources};
 
 /// What `test` (past cache, breaker and rate limit) gets from the source.
-pub async fn ask(
+pub(crate) async fn ask(
     sources: &Sources,
     config: &SourceConfig,
     kind: EntityKind,
@@ -19,7 +19,7 @@ pub async fn ask(
 }
 
 /// A fact of a found answer; `None` when the answer lacks it or was not found.
-pub fn fact(result: &AnswerResult, kind: FactKind) -> Option<FactValue> {
+pub(crate) fn fact(result: &AnswerResult, kind: FactKind) -> Option<FactValue> {
     match result {
         AnswerResult::Found(facts) => facts
             .iter()
