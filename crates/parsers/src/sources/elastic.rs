@@ -19,7 +19,7 @@ use super::endpoint_common::{
 use crate::ParseError;
 use crate::builder::AlertBuilder;
 use crate::entities::normalize_ip;
-use crate::json::{array_at, f64_at, first_str, first_text, str_at, strings_at};
+use crate::json::{array_at, bool_at, f64_at, first_str, first_text, str_at, strings_at};
 use crate::registry::Schema;
 use crate::time::first_time;
 
@@ -207,7 +207,10 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         sha256: real_hash(str_at(doc, "process.hash.sha256")),
         sha1: real_hash(str_at(doc, "process.hash.sha1")),
         md5: real_hash(str_at(doc, "process.hash.md5")),
-        signer: owned(str_at(doc, "process.code_signature.subject_name")),
+        // ECS says whether the certificate chain is trusted: an untrusted one names nobody
+        // who vouches for the code.
+        signer: owned(str_at(doc, "process.code_signature.subject_name"))
+            .filter(|_| bool_at(doc, "process.code_signature.trusted") != Some(false)),
     });
 
     let source_ip = str_at(doc, "source.ip").and_then(normalize_ip);
@@ -447,6 +450,23 @@ mod tests {
         for (doc, expected) in cases {
             assert_eq!(verdict(&doc), expected, "{doc}");
         }
+    }
+
+    #[test]
+    fn only_a_trusted_signature_names_a_signer() {
+        let signer = |trusted: Value| {
+            let raw = json!({"@timestamp": "2026-03-06T10:00:00Z", "kibana.alert.rule.name": "R",
+                "kibana.alert.rule.rule_id": "r", "kibana.alert.uuid": "u", "host.name": "wks-1",
+                "process.name": "updater.exe", "process.code_signature.subject_name": "Example Vendor LLC",
+                "process.code_signature.trusted": trusted});
+            read(&raw)
+                .signals
+                .process
+                .and_then(|process| process.signer)
+        };
+        assert_eq!(signer(json!(true)).as_deref(), Some("Example Vendor LLC"));
+        assert_eq!(signer(Value::Null).as_deref(), Some("Example Vendor LLC"));
+        assert_eq!(signer(json!(false)), None);
     }
 
     #[test]

@@ -220,10 +220,22 @@ fn read_related(input: &Value, alert: &mut AlertBuilder) {
                 .and_then(|binary| str_at(binary, "sha1hex"))
                 .map(str::to_string),
             md5: None,
-            // The leaf certificate's subject, or the team id; unsigned code has neither.
+            // The leaf certificate's subject, or the team id, of a signature that checked
+            // out (status 0, errSecSuccess): unsigned code has neither, and a broken
+            // signature names nobody who vouches for the code.
             signer: signing
-                .and_then(|signing| strings_at(signing, "authorities").first().copied())
-                .or_else(|| signing.and_then(|signing| str_at(signing, "teamid")))
+                .filter(|signing| {
+                    signing
+                        .get("status")
+                        .and_then(Value::as_i64)
+                        .is_none_or(|status| status == 0)
+                })
+                .and_then(|signing| {
+                    strings_at(signing, "authorities")
+                        .first()
+                        .copied()
+                        .or_else(|| str_at(signing, "teamid"))
+                })
                 .map(str::to_string),
         });
     }
@@ -329,6 +341,30 @@ mod tests {
             parsed.create_time.to_rfc3339(),
             "2026-03-09T23:46:40.250+00:00"
         );
+    }
+
+    #[test]
+    fn only_a_signature_that_checked_out_names_a_signer() {
+        let signed = |status: i64| {
+            let raw = json!({"caid": "c1", "certid": "k1", "input": {
+                "eventType": "GPFSEvent",
+                "host": {"hostname": "wks-0231"},
+                "match": {"uuid": "u-1", "severity": 0, "event": {"pid": 9, "timestamp": 1773100000.0},
+                    "facts": [{"name": "F", "human": "f"}]},
+                "related": {"processes": [{"pid": 9, "name": "helper", "path": "/tmp/helper",
+                    "signingInfo": {"status": status, "teamid": "UBF8T346G9",
+                        "authorities": ["Developer ID Application: Example Vendor (UBF8T346G9)"]}}]}}});
+            read(&raw)
+                .signals
+                .process
+                .and_then(|process| process.signer)
+        };
+        assert_eq!(
+            signed(0).as_deref(),
+            Some("Developer ID Application: Example Vendor (UBF8T346G9)")
+        );
+        // errSecCSSignatureFailed: the code was changed after it was signed.
+        assert_eq!(signed(-67061), None);
     }
 
     #[test]
