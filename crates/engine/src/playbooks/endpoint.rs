@@ -3,8 +3,9 @@
 //! tool or service account is doing what the operator sanctioned.
 
 use serde_json::json;
-use sleuth_domain::{AlertCategory, EntityKind, SeverityLevel};
+use sleuth_domain::{AlertCategory, EntityKind, SeverityLevel, SourceVerdict};
 
+use crate::behaviour::Behaviour;
 use crate::case::Case;
 use crate::context::{Context, file_name};
 use crate::judgement::{Covers, Judgement, Weight};
@@ -19,6 +20,7 @@ pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     remote_access_tool(case, out);
     living_off_the_land(case, out);
     admin_tools(case, out);
+    vendor_updater(case, out);
     service_account_processes(case, out);
     missing_essentials(case, out);
 }
@@ -320,6 +322,100 @@ fn living_off_the_land(case: &Case<'_>, out: &mut Vec<Judgement>) {
     }
 }
 
+/// A software vendor's own updater, signed by that vendor, running from and writing to that
+/// vendor's own product: the code signature the source reports names who made the program,
+/// and an updater replacing its maker's application is what updaters do. It explains that
+/// code ran (and an unnamed detection about it), never malware, persistence or what the
+/// program was used for; and not when the source blocked it or judged it malicious.
+fn vendor_updater(case: &Case<'_>, out: &mut Vec<Judgement>) {
+    let Some(process) = &case.signals.process else {
+        return;
+    };
+    let Some(signer) = process.signer.as_deref() else {
+        return;
+    };
+    if case.blocked() || case.signals.source_verdict == Some(SourceVerdict::Malicious) {
+        return;
+    }
+    let Some(vendor) = vendor_word(signer) else {
+        return;
+    };
+    let program = process
+        .path
+        .as_deref()
+        .or(process.name.as_deref())
+        .unwrap_or_default()
+        .to_lowercase();
+    let updater = ["update", "install"]
+        .iter()
+        .any(|word| file_name(&program).contains(word));
+    // The files it worked on; the program that started it (launchd, the Task Scheduler)
+    // is not among them.
+    let parent = process.parent_name.as_deref().map(str::to_lowercase);
+    let vendors_files = case
+        .alert
+        .entities_of(EntityKind::FilePath)
+        .map(str::to_lowercase)
+        .filter(|path| parent.as_deref() != Some(file_name(path)))
+        .all(|path| path.contains(&vendor));
+    if !updater || !program.contains(&vendor) || !vendors_files {
+        return;
+    }
+    let name = process.name.as_deref().unwrap_or(file_name(&program));
+    out.push(
+        Judgement::new(
+            Weight::Explains,
+            format!("{name} is {}'s signed updater", publisher(signer)),
+            format!(
+                "{name} is an updater signed by {} ('{signer}'), running from that vendor's own \
+                 folder, and every file the alert names is that vendor's: a vendor's updater \
+                 replacing its own application. This explains that the program ran, not what \
+                 else it might have been used for.",
+                publisher(signer)
+            ),
+        )
+        .artifact(program.clone())
+        .evidence(
+            "code_signature",
+            json!({"process": program, "signer": signer, "vendor": vendor, "updater": true}),
+        )
+        .tag("vendor_updater", publisher(signer).to_string())
+        .covers(Covers::Behaviours(UPDATER_CLAIMS)),
+    );
+}
+
+/// What a vendor's signed updater explains: that code ran, or a detection that names no
+/// behaviour. Never malware (a signed update can be trojanised), persistence or anything
+/// high-harm (only an allowance naming it explains that).
+const UPDATER_CLAIMS: &[Behaviour] = &[Behaviour::Execution, Behaviour::Other];
+
+/// The organisation a code signature names: "Developer ID Application: Microsoft
+/// Corporation (UBF8T346G9)" (Apple) is Microsoft Corporation; "Google LLC" (Windows) is
+/// itself.
+fn publisher(signer: &str) -> &str {
+    let signer = signer.trim();
+    let organisation = signer
+        .strip_prefix("Developer ID Application:")
+        .unwrap_or(signer);
+    organisation
+        .split(" (")
+        .next()
+        .unwrap_or(organisation)
+        .trim()
+}
+
+/// The word a vendor's products carry in their paths: the first word of the signing
+/// organisation, lower-cased ("microsoft", "google"). None when that word names a kind of
+/// certificate rather than a vendor ("Software Signing", Apple's platform binaries).
+fn vendor_word(signer: &str) -> Option<String> {
+    const GENERIC: &[&str] = &["software", "signing", "developer", "code", "certificate"];
+    let word = publisher(signer)
+        .split(|character: char| !character.is_alphanumeric())
+        .find(|word| !word.is_empty())?
+        .to_lowercase();
+    (word.chars().count() >= 4 && !GENERIC.contains(&word.as_str())).then_some(word)
+}
+
 fn admin_tools(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(process) = &case.signals.process else {
         return;
@@ -504,5 +600,27 @@ fn missing_essentials(case: &Case<'_>, out: &mut Vec<Judgement>) {
             "The endpoint alert names neither the host nor the process or file involved, so there is \
              nothing to check it against. Send the host name and the process details with the alert.",
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_names_its_vendor_only_when_it_names_an_organisation() {
+        for (signer, vendor) in [
+            (
+                "Developer ID Application: Microsoft Corporation (UBF8T346G9)",
+                Some("microsoft"),
+            ),
+            ("Google LLC", Some("google")),
+            ("Zoom Video Communications, Inc.", Some("zoom")),
+            // Apple's platform binaries: a kind of certificate, not a vendor to match.
+            ("Software Signing", None),
+            ("Developer ID Application: HP (A1B2C3D4E5)", None),
+        ] {
+            assert_eq!(vendor_word(signer).as_deref(), vendor, "{signer}");
+        }
     }
 }
