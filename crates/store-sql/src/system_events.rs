@@ -159,23 +159,67 @@ pub async fn list_system_events(
         .await
         .db()?;
     let found = page.build().fetch_all(&mut *connection).await.db()?;
-    let items = found
-        .iter()
-        .map(|row| {
-            Ok(SystemEventRecord {
-                id: rows::int(row, "id")?,
-                trigger_name: rows::text(row, "trigger_name")?,
-                trigger_args: rows::json::<Map<String, Value>>(row, "trigger_args")?,
-                investigation_id: rows::opt_int(row, "investigation_id")?,
-                entity: rows::opt_text(row, "entity")?,
-                created_at: rows::time(row, "created_at")?,
-            })
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
+    let items = found.iter().map(record).collect::<StoreResult<Vec<_>>>()?;
     Ok(SystemEventPage {
         total: u64::try_from(total).unwrap_or(0),
         items,
     })
+}
+
+fn record(row: &sqlx::any::AnyRow) -> StoreResult<SystemEventRecord> {
+    Ok(SystemEventRecord {
+        id: rows::int(row, "id")?,
+        trigger_name: rows::text(row, "trigger_name")?,
+        trigger_args: rows::json::<Map<String, Value>>(row, "trigger_args")?,
+        investigation_id: rows::opt_int(row, "investigation_id")?,
+        entity: rows::opt_text(row, "entity")?,
+        created_at: rows::time(row, "created_at")?,
+    })
+}
+
+pub async fn newest_system_event_id(pool: &AnyPool) -> StoreResult<i64> {
+    let newest: Option<i64> = SqlBuilder::new("SELECT MAX(id) FROM system_events")
+        .build_scalar()
+        .fetch_one(pool)
+        .await
+        .db()?;
+    Ok(newest.unwrap_or(0))
+}
+
+pub async fn system_event_ids_after(
+    pool: &AnyPool,
+    after_id: i64,
+    limit: u32,
+) -> StoreResult<Vec<i64>> {
+    let mut ids = SqlBuilder::new("SELECT id FROM system_events WHERE id > ");
+    ids.bind(after_id)?;
+    ids.push(" ORDER BY id");
+    ids.limit_offset(limit, 0);
+    ids.build_scalar().fetch_all(pool).await.db()
+}
+
+pub async fn system_events_after(
+    pool: &AnyPool,
+    query: &SystemEventsAfter,
+) -> StoreResult<Vec<SystemEventRecord>> {
+    let mut page = SqlBuilder::new(
+        "SELECT id, trigger_name, trigger_args, investigation_id, entity, created_at \
+         FROM system_events WHERE id > ",
+    );
+    page.bind(query.after_id)?.push(" AND id <= ");
+    page.bind(query.through_id)?;
+    push_filters(
+        &mut page,
+        &SystemEventQuery {
+            trigger_names: query.trigger_names.clone(),
+            scope: query.scope.clone(),
+            ..SystemEventQuery::default()
+        },
+    )?;
+    page.push(" ORDER BY id");
+    page.limit_offset(query.limit, 0);
+    let found = page.build().fetch_all(pool).await.db()?;
+    found.iter().map(record).collect()
 }
 
 fn push_filters(builder: &mut SqlBuilder, query: &SystemEventQuery) -> StoreResult<()> {
@@ -216,5 +260,20 @@ impl SystemEventStore for SqlStore {
 
     async fn list_system_events(&self, query: &SystemEventQuery) -> StoreResult<SystemEventPage> {
         list_system_events(&self.pool, query).await
+    }
+
+    async fn newest_system_event_id(&self) -> StoreResult<i64> {
+        newest_system_event_id(&self.pool).await
+    }
+
+    async fn system_event_ids_after(&self, after_id: i64, limit: u32) -> StoreResult<Vec<i64>> {
+        system_event_ids_after(&self.pool, after_id, limit).await
+    }
+
+    async fn system_events_after(
+        &self,
+        query: &SystemEventsAfter,
+    ) -> StoreResult<Vec<SystemEventRecord>> {
+        system_events_after(&self.pool, query).await
     }
 }

@@ -51,6 +51,18 @@ pub struct SystemEventPage {
     pub items: Vec<SystemEventRecord>,
 }
 
+/// The events a stream reads next, oldest first: those with an id after `after_id` and
+/// at most `through_id`, narrowed like the list (trigger names, the caller's scope).
+#[derive(Debug, Clone, Default)]
+pub struct SystemEventsAfter {
+    pub after_id: i64,
+    pub through_id: i64,
+    /// Any of these trigger names; empty means all.
+    pub trigger_names: Vec<String>,
+    pub scope: TenantScope,
+    pub limit: u32,
+}
+
 /// System events in storage.
 #[async_trait]
 pub trait SystemEventStore: Send + Sync {
@@ -61,4 +73,17 @@ pub trait SystemEventStore: Send + Sync {
         at: Timestamp,
     ) -> StoreResult<()>;
     async fn list_system_events(&self, query: &SystemEventQuery) -> StoreResult<SystemEventPage>;
+    /// The newest event's id (0 when there is none): where a new stream starts.
+    async fn newest_system_event_id(&self) -> StoreResult<i64>;
+    /// The ids after `after_id`, ascending, at most `limit`, whoever's they are. Ids are
+    /// taken when a transaction writes and visible when it commits, so on a database with
+    /// concurrent writers a smaller id can appear after a larger one: a stream reads only
+    /// up to the first gap in these ids until the gap fills or is old enough to be a
+    /// rolled-back write.
+    async fn system_event_ids_after(&self, after_id: i64, limit: u32) -> StoreResult<Vec<i64>>;
+    /// The events `query` names, oldest first.
+    async fn system_events_after(
+        &self,
+        query: &SystemEventsAfter,
+    ) -> StoreResult<Vec<SystemEventRecord>>;
 }

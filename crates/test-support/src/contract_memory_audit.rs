@@ -23,6 +23,7 @@ macro_rules! memory_audit_contract_tests {
             history_cites_memory_in_the_alerts_scope_only,
             history_matches_names_across_hosts_accounts_and_domains,
             system_events_are_recorded_and_filtered,
+            system_events_are_read_after_a_position_oldest_first,
             audit_appends_chain_and_list_with_filters,
             concurrent_audit_appends_never_fork_the_chain,
             concurrent_audited_creates_chain_one_entry_per_answer,
@@ -705,6 +706,81 @@ pub async fn system_events_are_recorded_and_filtered(store: Arc<dyn Store>, _raw
         paged.items.iter().map(|event| event.id).collect::<Vec<_>>(),
         [ids[1]]
     );
+}
+
+pub async fn system_events_are_read_after_a_position_oldest_first(
+    store: Arc<dyn Store>,
+    _raw: RawDatabase,
+) {
+    assert_eq!(store.newest_system_event_id().await.unwrap(), 0);
+    for (index, name) in [
+        "investigation_completed",
+        "user_created",
+        "investigation_completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let investigation_id = i64::try_from(index).unwrap() + 1;
+        store
+            .record_system_events(
+                &[event(name, json!({"n": index}), Some(investigation_id))],
+                time(10),
+            )
+            .await
+            .unwrap();
+    }
+    let newest = store.newest_system_event_id().await.unwrap();
+    let ids = store.system_event_ids_after(0, 10).await.unwrap();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
+    assert_eq!(ids[2], newest);
+    assert_eq!(
+        store.system_event_ids_after(ids[0], 1).await.unwrap(),
+        [ids[1]]
+    );
+    assert!(
+        store
+            .system_event_ids_after(newest, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let after = |after_id: i64, through_id: i64, names: &[&str]| SystemEventsAfter {
+        after_id,
+        through_id,
+        trigger_names: names.iter().map(|name| name.to_string()).collect(),
+        scope: TenantScope::All,
+        limit: 10,
+    };
+    let read = |query: SystemEventsAfter| {
+        let store = store.clone();
+        async move {
+            store
+                .system_events_after(&query)
+                .await
+                .unwrap()
+                .iter()
+                .map(|event| (event.id, event.trigger_args["n"].as_i64().unwrap()))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        read(after(0, newest, &[])).await,
+        [(ids[0], 0), (ids[1], 1), (ids[2], 2)]
+    );
+    // Nothing past `through_id`, nothing at or before `after_id`.
+    assert_eq!(read(after(ids[0], ids[1], &[])).await, [(ids[1], 1)]);
+    assert_eq!(
+        read(after(0, newest, &["investigation_completed"])).await,
+        [(ids[0], 0), (ids[2], 2)]
+    );
+    let limited = SystemEventsAfter {
+        limit: 1,
+        ..after(0, newest, &[])
+    };
+    assert_eq!(read(limited).await, [(ids[0], 0)]);
 }
 
 fn audit_entry(
