@@ -158,6 +158,7 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
         user_agent: info_text("userAgent"),
         risk_level: level,
         risk_reasons: reasons,
+        succeeded: asserts_success(&event_type).then_some(true),
         ..SignInSignal::default()
     });
     Ok(alert.finish())
@@ -166,6 +167,14 @@ fn parse(raw: &Value, mut alert: AlertBuilder) -> Result<ParsedAlert, ParseError
 fn time_of(raw: &Value, keys: &[&str]) -> Option<sleuth_domain::Timestamp> {
     keys.iter()
         .find_map(|key| field(raw, key).and_then(parse_value))
+}
+
+/// Whether Microsoft documents the detection type as raised only on a sign-in that
+/// worked: "password spray" is "triggered when a password spray attack has been
+/// successfully performed" (ID Protection's risk detections reference), so the guessed
+/// password was right. Other types say nothing of the sign-in's result.
+fn asserts_success(event_type: &str) -> bool {
+    squeeze(event_type) == "passwordspray"
 }
 
 /// The verdict a risk state records: an administrator's confirmation either way, a
@@ -189,6 +198,21 @@ mod tests {
 
     fn read(raw: &Value) -> ParsedAlert {
         parse_alert(None, raw, chrono::Utc::now()).expect("parses")
+    }
+
+    #[test]
+    fn a_password_spray_detection_says_the_sign_in_worked() {
+        let succeeded = |event_type: &str| {
+            read(
+                &json!({"id": "1", "riskEventType": event_type, "riskState": "atRisk",
+                "userPrincipalName": "a@example.com", "ipAddress": "203.0.113.31"}),
+            )
+            .signals
+            .sign_in
+            .and_then(|sign_in| sign_in.succeeded)
+        };
+        assert_eq!(succeeded("passwordSpray"), Some(true));
+        assert_eq!(succeeded("unfamiliarFeatures"), None);
     }
 
     #[test]
