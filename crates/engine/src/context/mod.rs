@@ -194,6 +194,8 @@ pub struct Context {
     /// The domain lists as `domain_within` compares them (trimmed, lower-cased, any `*.`
     /// dropped, empty ones left out), so that each lookup allocates nothing.
     known_good_domains: Vec<String>,
+    /// Each listed cloud resource's id, lower-cased, in the document's order.
+    cloud_resource_ids: Vec<String>,
     partner_domains: Vec<String>,
     own_domains: Vec<String>,
     phishing_domains: Vec<String>,
@@ -353,6 +355,11 @@ impl Context {
             .map(|marker| marker.trim().to_lowercase())
             .filter(|marker| !marker.is_empty())
             .collect();
+        context.cloud_resource_ids = document
+            .cloud_resources
+            .iter()
+            .map(|resource| resource.id.to_lowercase())
+            .collect();
         context.known_good_domains = listed_domains(&document.known_good.domains);
         context.partner_domains = listed_domains(&document.known_good.partner_domains);
         context.own_domains = listed_domains(&document.organization.email_domains);
@@ -494,13 +501,12 @@ impl Context {
                     .any(|account| account.eq_ignore_ascii_case(value));
             }
             EntityKind::CloudResource => {
-                knowledge.cloud_resource = self.document.cloud_resources.iter().find(|resource| {
-                    let id = resource.id.to_lowercase();
-                    let lowered = value.to_lowercase();
-                    id == lowered
-                        || id.ends_with(&format!(":{lowered}"))
-                        || id.ends_with(&format!("/{lowered}"))
-                });
+                let lowered = lower_case(value);
+                knowledge.cloud_resource = self
+                    .cloud_resource_ids
+                    .iter()
+                    .position(|id| resource_within(&lowered, id))
+                    .map(|index| &self.document.cloud_resources[index]);
             }
             EntityKind::Process | EntityKind::FilePath => {}
         }
@@ -989,6 +995,26 @@ fn domain_within(domain: &str, listed: &str) -> bool {
     within_normalised(domain, &normalised_domain(listed))
 }
 
+/// Whether the cloud resource `value` is the listed resource `id` (both lower-case): named
+/// in full, by the last part of the listed name (`example-payroll-exports` for its ARN), or
+/// lying inside it, where the listed id is a whole part of the name with more after it (a
+/// dataset `//bigquery.googleapis.com/projects/example-data/datasets/x` inside the project
+/// `example-data`, an object inside its bucket, a pod inside its cluster). What lies inside
+/// a crown jewel is one too.
+fn resource_within(value: &str, id: &str) -> bool {
+    let named = id == value
+        || id
+            .strip_suffix(value)
+            .is_some_and(|head| head.ends_with(':') || head.ends_with('/'));
+    let inside = !id.is_empty()
+        && value.match_indices(id).any(|(start, _)| {
+            let before = value[..start].chars().next_back();
+            let after = value[start + id.len()..].chars().next();
+            matches!(before, None | Some('/' | ':')) && after == Some('/')
+        });
+    named || inside
+}
+
 /// `domain_within` for a listed domain already normalised (`normalised_domain`).
 fn within_normalised(domain: &str, listed: &str) -> bool {
     !listed.is_empty()
@@ -1121,6 +1147,34 @@ mod tests {
         assert!(domain_within("example.com", "example.com"));
         assert!(!domain_within("badexample.com", "example.com"));
         assert!(!domain_within("example.com", "  "));
+    }
+
+    #[test]
+    fn a_resource_inside_a_listed_one_is_that_one() {
+        let project = "example-data-2718";
+        assert!(resource_within(project, project));
+        assert!(resource_within(
+            "//bigquery.googleapis.com/projects/example-data-2718/datasets/sales",
+            project
+        ));
+        assert!(resource_within(
+            "arn:aws:s3:::example-payroll-exports/2026/03/salaries.csv",
+            "arn:aws:s3:::example-payroll-exports"
+        ));
+        assert!(resource_within(
+            "example-payroll-exports",
+            "arn:aws:s3:::example-payroll-exports"
+        ));
+        // A longer name that merely starts or ends the same is another resource.
+        assert!(!resource_within(
+            "//bigquery.googleapis.com/projects/example-data-27180/datasets/sales",
+            project
+        ));
+        assert!(!resource_within(
+            "//bigquery.googleapis.com/projects/old-example-data-2718/datasets/sales",
+            project
+        ));
+        assert!(!resource_within("example-data-2718", ""));
     }
 
     #[test]
