@@ -30,7 +30,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use sleuth_domain::Role;
-use sleuth_server::{AppState, Settings};
+use sleuth_jobs::Settings;
+use sleuth_server::AppState;
 use sleuth_store::{NewApiKey, Store};
 use sleuth_store_sql::SqlStore;
 use support::{connect, percentile, send};
@@ -149,8 +150,8 @@ async fn start(backend: &str, directory: &std::path::Path, workers: bool, databa
 fn start_workers(state: &AppState, store: &Arc<dyn Store>) {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     std::mem::forget(stop);
-    tokio::spawn(sleuth_server::workers::run_pool(
-        state.clone(),
+    tokio::spawn(sleuth_jobs::workers::run_pool(
+        state.runtime().clone(),
         store.clone(),
         stopped,
     ));

@@ -4,9 +4,9 @@
 use clap::Subcommand;
 use serde_json::json;
 use sleuth_domain::{EmailAddress, Role, parse_person_name};
-use sleuth_server::Settings;
-use sleuth_server::firing;
-use sleuth_server::trigger_catalog::{API_KEY_CREATED, API_KEY_REVOKED, USER_CREATED};
+use sleuth_jobs::Settings;
+use sleuth_jobs::firing;
+use sleuth_jobs::trigger_catalog::{API_KEY_CREATED, API_KEY_REVOKED, USER_CREATED};
 use sleuth_store::{NewApiKey, NewUser, TenantScope, UserChanges};
 
 use crate::open::open_store;

@@ -4,7 +4,7 @@
 
 use clap::Subcommand;
 use serde_json::{Map, Value};
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_store::{AuditVerdict, NewAuditEntry, Store};
 
 use crate::open::open_store;

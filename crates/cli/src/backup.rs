@@ -14,7 +14,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use serde_json::json;
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 
 use crate::audit;
 use crate::open::open_store;
@@ -61,7 +61,7 @@ pub async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<(
 /// `sleuth restore --from FILE`, into the configured database.
 pub async fn restore(settings: &Settings, backup_file: &Path) -> anyhow::Result<()> {
     let url = &settings.database.url;
-    let shown = sleuth_server::settings::redact_url_password(url);
+    let shown = sleuth_jobs::settings::redact_url_password(url);
     let contents = if sleuth_store_sqlite::handles(url) {
         sleuth_store_sqlite::backup::restore(backup_file, url).await?
     } else if sleuth_store_postgres::handles(url) {

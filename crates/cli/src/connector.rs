@@ -3,7 +3,7 @@
 //! secret they name is set with `sleuth secret set NAME` and never printed.
 
 use clap::Subcommand;
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_store::{ConnectorChanges, ConnectorRecord, NewConnector, Store};
 
 use crate::open::open_store;
@@ -225,12 +225,12 @@ pub async fn run(settings: &Settings, command: ConnectorCommand) -> anyhow::Resu
         ConnectorCommand::Test { id } => {
             let connector = store.get_connector(id).await?;
             let state =
-                sleuth_server::AppState::new(settings.clone(), sleuth_engine::Context::empty());
+                sleuth_jobs::Runtime::new(settings.clone(), sleuth_engine::Context::empty());
             if let Some(keyring) = crate::secret::keyring(settings)? {
                 state.set_keyring(keyring);
             }
             state.set_store(store.clone());
-            let summary = sleuth_server::connector_runtime::test_poll(&state, &store, &connector)
+            let summary = sleuth_jobs::connector_runtime::test_poll(&state, &store, &connector)
                 .await
                 .map_err(|error| anyhow::anyhow!("the test poll failed: {error}"))?;
             println!(

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 
 #[derive(Debug, Subcommand)]
 pub enum ContextCommand {
@@ -20,7 +20,7 @@ pub fn run(settings: &Settings, command: ContextCommand) -> anyhow::Result<()> {
     let path = path
         .or_else(|| settings.engine.context_file.clone())
         .ok_or_else(|| anyhow::anyhow!("give a context path, or set engine.context_file"))?;
-    let loaded = sleuth_server::context_source::load(Some(&path), None, chrono::Utc::now())
+    let loaded = sleuth_jobs::context_source::load(Some(&path), None, chrono::Utc::now())
         .map_err(|error| anyhow::anyhow!("{} does not load: {error}", path.display()))?;
     let document = &loaded.document;
     println!("{} loads. It holds:", path.display());

@@ -5,7 +5,7 @@
 
 use clap::Subcommand;
 use sleuth_domain::{AnswerResult, Entity, EntityKind};
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_store::{DataSourceChanges, DataSourceRecord, NewDataSource};
 
 use crate::open::open_store;
@@ -104,7 +104,7 @@ pub async fn run(settings: &Settings, command: DataSourceCommand) -> anyhow::Res
         } => {
             let (definition, shipped_limits) = match (shipped, definition) {
                 (Some(shipped), _) => {
-                    sleuth_server::data_sources::shipped(&shipped, base_url.as_deref())
+                    sleuth_jobs::data_sources::shipped(&shipped, base_url.as_deref())
                         .map_err(|refusal| anyhow::anyhow!("{refusal}"))?
                 }
                 (None, Some(text)) => (
@@ -118,7 +118,7 @@ pub async fn run(settings: &Settings, command: DataSourceCommand) -> anyhow::Res
                 None => shipped_limits,
             };
             let (definition, limits) =
-                sleuth_server::data_sources::check(store.as_ref(), definition, limits)
+                sleuth_jobs::data_sources::check(store.as_ref(), definition, limits)
                     .await?
                     .map_err(|refusal| anyhow::anyhow!("{refusal}"))?;
             let record = store
@@ -172,11 +172,11 @@ pub async fn run(settings: &Settings, command: DataSourceCommand) -> anyhow::Res
             let kind = EntityKind::parse(&kind)
                 .ok_or_else(|| anyhow::anyhow!("'{kind}' is not an entity kind"))?;
             let record = store.get_data_source(id).await?;
-            let config = sleuth_server::data_sources::config_of(&record).ok_or_else(|| {
+            let config = sleuth_jobs::data_sources::config_of(&record).ok_or_else(|| {
                 anyhow::anyhow!("this source's stored definition no longer reads; replace it")
             })?;
             let state =
-                sleuth_server::AppState::new(settings.clone(), sleuth_engine::Context::empty());
+                sleuth_jobs::Runtime::new(settings.clone(), sleuth_engine::Context::empty());
             if let Some(keyring) = crate::secret::keyring(settings)? {
                 state.set_keyring(keyring);
             }

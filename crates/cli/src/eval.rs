@@ -35,7 +35,7 @@ pub fn run(
         .or_else(|| own_context.is_dir().then_some(own_context))
         .or_else(|| configured_context.map(Path::to_path_buf));
     let now = chrono::Utc::now();
-    let context = sleuth_server::context_source::load(context_path.as_deref(), None, now)
+    let context = sleuth_jobs::context_source::load(context_path.as_deref(), None, now)
         .map_err(|error| anyhow::anyhow!("the context does not load: {error}"))?
         .context;
     let mut labels: BTreeMap<String, Label> = BTreeMap::new();

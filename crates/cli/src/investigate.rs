@@ -40,7 +40,7 @@ pub fn run(
         );
     };
     let now = chrono::Utc::now();
-    let context = sleuth_server::context_source::load(context_file, None, now)
+    let context = sleuth_jobs::context_source::load(context_file, None, now)
         .map_err(|error| anyhow::anyhow!("the context does not load: {error}"))?
         .context;
     let parsed = sleuth_parsers::parse_alert(schema_key, &raw_value, now)?;

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 
 /// mimalloc, not glibc malloc: see the workspace Cargo.toml for the measurement.
 #[global_allocator]

@@ -1,6 +1,6 @@
 //! `sleuth migrate`: the schema, then the secrets that need sealing again.
 
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 
 use crate::open::open_store;
 use crate::secret;

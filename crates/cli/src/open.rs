@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_store::Store;
 
 /// Opens and migrates the database named by the settings.
 pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     let url = &settings.database.url;
-    let shown = sleuth_server::settings::redact_url_password(url);
+    let shown = sleuth_jobs::settings::redact_url_password(url);
     if sleuth_store_sqlite::handles(url) {
         let options = sleuth_store_sqlite::SqliteOptions {
             max_connections: settings.database.max_connections,

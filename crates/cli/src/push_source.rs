@@ -2,7 +2,7 @@
 //! the same as `/app/api/v1/push-sources`. A token is printed once, when it is made.
 
 use clap::Subcommand;
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_server::push_auth::generate_push_token;
 use sleuth_store::{NewPushSource, PushKind, PushSourceChanges};
 

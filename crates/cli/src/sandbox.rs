@@ -1,15 +1,15 @@
 //! The script sandbox of a `sleuth` process: probed with this very binary as its launcher
-//! (`sleuth sandbox-exec`), logged, and handed to the app state; and firing triggers from
+//! (`sleuth sandbox-exec`), logged, and handed to the runtime; and firing triggers from
 //! short-lived commands, which wait for their runs before the process exits.
 
 use std::ffi::OsString;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use sleuth_jobs::firing::{self, Firing};
+use sleuth_jobs::trigger_catalog::trigger_uuid;
+use sleuth_jobs::{Runtime, Settings};
 use sleuth_sandbox::Sandbox;
-use sleuth_server::firing::{self, Firing};
-use sleuth_server::trigger_catalog::trigger_uuid;
-use sleuth_server::{AppState, Settings};
 use sleuth_store::Store;
 
 /// The subcommand `main` dispatches to the launcher before anything else runs.
@@ -42,7 +42,7 @@ pub async fn fire_and_wait(
     triggers: &[&str],
     firing: &Firing,
 ) -> anyhow::Result<()> {
-    let state = AppState::new(settings.clone(), sleuth_engine::Context::empty());
+    let state = Runtime::new(settings.clone(), sleuth_engine::Context::empty());
     state.set_store(store.clone());
     firing::ensure_trigger_catalog(&state, store).await?;
     let uuids: Vec<_> = triggers

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Subcommand;
-use sleuth_server::Settings;
-use sleuth_server::routes::response_actions::{secret_name_is_valid, secret_value_problem};
-use sleuth_server::secret_keys::{Keyring, SecretKey};
+use sleuth_jobs::Settings;
+use sleuth_jobs::script_secrets::{secret_name_is_valid, secret_value_problem};
+use sleuth_jobs::secret_keys::{Keyring, SecretKey};
 use sleuth_store::{SecretValue, Store};
 
 use crate::open::open_store;
@@ -63,7 +63,7 @@ fn required_keyring(settings: &Settings) -> anyhow::Result<Keyring> {
 
 /// Seals what needs sealing and says what it did; fails when some secret cannot be opened.
 pub async fn reseal(store: &Arc<dyn Store>, keyring: &Keyring) -> anyhow::Result<()> {
-    let report = sleuth_server::script_secrets::reseal(store, keyring).await?;
+    let report = sleuth_jobs::script_secrets::reseal(store, keyring).await?;
     eprintln!(
         "secrets sealed with key {}: {} from plaintext, {} from the previous key",
         keyring.current_id(),

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use sleuth_domain::{EmailAddress, Role};
-use sleuth_server::{AppState, Settings};
+use sleuth_jobs::{Runtime, Settings};
+use sleuth_server::AppState;
 use sleuth_store::{NewApiKey, NewUser, Store};
 use tokio::sync::watch;
 
@@ -18,22 +19,22 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .await
         .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", settings.server.listen))?;
     let address = listener.local_addr()?;
-    let state = state_with_context(&settings)?;
-    state.set_sandbox(crate::sandbox::probe(&settings).await?);
+    let runtime = runtime_with_context(&settings)?;
+    runtime.set_sandbox(crate::sandbox::probe(&settings).await?);
     let (stop_workers, workers_stopped) = watch::channel(false);
     // The context is re-read when its files or the API's document change.
     let context_watcher = workers_stopped.clone();
     let starter = tokio::spawn(start_when_database_is_ready(
-        state.clone(),
+        runtime.clone(),
         address.to_string(),
         workers_stopped,
         context_watcher,
     ));
-    tracing::info!(%address, database = %sleuth_server::settings::redact_url_password(&settings.database.url), "Sleuth is listening");
+    tracing::info!(%address, database = %sleuth_jobs::settings::redact_url_password(&settings.database.url), "Sleuth is listening");
     let limits = sleuth_server::ConnectionLimits::from(&settings.server);
     sleuth_server::serve(
         listener,
-        sleuth_server::build(state),
+        sleuth_server::build(AppState::from_runtime(runtime)),
         limits,
         shutdown_signal(),
     )
@@ -49,21 +50,21 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
 pub async fn worker(settings: Settings) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     let sandbox = crate::sandbox::probe(&settings).await?;
-    let state = state_with_context(&settings)?;
+    let state = runtime_with_context(&settings)?;
     state.set_sandbox(sandbox);
     state.set_store(store.clone());
-    sleuth_server::script_secrets::prepare(&state, &store).await;
-    sleuth_server::firing::prepare(&state, &store).await;
+    state.prepare_secrets(&store).await;
+    sleuth_jobs::firing::prepare(&state, &store).await;
     let (stop_workers, workers_stopped) = watch::channel(false);
     with_api_context(&state, &store, workers_stopped.clone()).await;
     let connectors = state.settings().connectors.enabled.then(|| {
-        tokio::spawn(sleuth_server::connector_runtime::run(
+        tokio::spawn(sleuth_jobs::connector_runtime::run(
             state.clone(),
             store.clone(),
             workers_stopped.clone(),
         ))
     });
-    let workers = tokio::spawn(sleuth_server::workers::run_pool(
+    let workers = tokio::spawn(sleuth_jobs::workers::run_pool(
         state,
         store,
         workers_stopped,
@@ -77,19 +78,17 @@ pub async fn worker(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Connects (retrying while the database is unreachable), then makes the API ready, creates
-/// the first admin on an empty database, and starts the workers.
-/// The application state with the operator's context file and the secrets key loaded. A
+/// The runtime with the operator's context file and the secrets key loaded. A
 /// context file or a key that does not load stops start-up with its reason: better than
 /// investigating without it, or storing secrets no process can open.
-fn state_with_context(settings: &Settings) -> anyhow::Result<AppState> {
-    let state = AppState::new(settings.clone(), sleuth_engine::Context::empty());
+fn runtime_with_context(settings: &Settings) -> anyhow::Result<Runtime> {
+    let state = Runtime::new(settings.clone(), sleuth_engine::Context::empty());
     if let Some(keyring) = crate::secret::keyring(settings)? {
         state.set_keyring(keyring);
     }
     let path = settings.engine.context_file.as_deref();
     let now = chrono::Utc::now();
-    let loaded = sleuth_server::context_source::load(path, None, now)
+    let loaded = sleuth_jobs::context_source::load(path, None, now)
         .map_err(|error| anyhow::anyhow!("the context does not load: {error}"))?;
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
@@ -99,22 +98,24 @@ fn state_with_context(settings: &Settings) -> anyhow::Result<AppState> {
 }
 
 /// Merges in the context document kept through the API, and keeps the context current.
-async fn with_api_context(state: &AppState, store: &Arc<dyn Store>, stop: watch::Receiver<bool>) {
-    if let Err(error) = sleuth_server::context_source::reload(state, Some(store)).await {
+async fn with_api_context(state: &Runtime, store: &Arc<dyn Store>, stop: watch::Receiver<bool>) {
+    if let Err(error) = sleuth_jobs::context_source::reload(state, Some(store)).await {
         tracing::error!(
             "the context document from the API did not load; the file's context stays: {error}"
         );
         state.context_failed(error);
     }
-    tokio::spawn(sleuth_server::context_source::watch(
+    tokio::spawn(sleuth_jobs::context_source::watch(
         state.clone(),
         Some(store.clone()),
         stop,
     ));
 }
 
+/// Connects (retrying while the database is unreachable), then makes the API ready, creates
+/// the first admin on an empty database, and starts the workers.
 async fn start_when_database_is_ready(
-    state: AppState,
+    state: Runtime,
     address: String,
     workers_stopped: watch::Receiver<bool>,
     context_watcher: watch::Receiver<bool>,
@@ -132,10 +133,10 @@ async fn start_when_database_is_ready(
         tracing::error!("could not create the first admin: {error:#}");
     }
     with_api_context(&state, &store, context_watcher).await;
-    sleuth_server::script_secrets::prepare(&state, &store).await;
+    state.prepare_secrets(&store).await;
     state.set_store(store.clone());
-    sleuth_server::firing::prepare(&state, &store).await;
-    tokio::spawn(sleuth_server::retention::run(
+    sleuth_jobs::firing::prepare(&state, &store).await;
+    tokio::spawn(sleuth_jobs::retention::run(
         store.clone(),
         state.settings().retention.clone(),
         workers_stopped.clone(),
@@ -145,14 +146,14 @@ async fn start_when_database_is_ready(
         "database ready; API accepting requests"
     );
     let connectors = state.settings().connectors.enabled.then(|| {
-        tokio::spawn(sleuth_server::connector_runtime::run(
+        tokio::spawn(sleuth_jobs::connector_runtime::run(
             state.clone(),
             store.clone(),
             workers_stopped.clone(),
         ))
     });
     let workers = state.settings().workers.enabled.then(|| {
-        tokio::spawn(sleuth_server::workers::run_pool(
+        tokio::spawn(sleuth_jobs::workers::run_pool(
             state,
             store,
             workers_stopped,

@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 use serde_json::{Map, Value};
-use sleuth_server::Settings;
+use sleuth_jobs::Settings;
 use sleuth_store::TenantUnionInput;
 
 use crate::open::open_store;

@@ -20,8 +20,9 @@ use std::time::Instant;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use sleuth_domain::Role;
-use sleuth_server::connector_runtime::{self, PollOptions};
-use sleuth_server::{AppState, Settings};
+use sleuth_jobs::Settings;
+use sleuth_jobs::connector_runtime::{self, PollOptions};
+use sleuth_server::AppState;
 use sleuth_store::{NewApiKey, NewConnector, Store};
 use vendors::{Faults, LoopbackVendor, SECRET, SECRET_NAME, Vendor};
 
@@ -35,10 +36,10 @@ fn env_number(name: &str, default: usize) -> usize {
 async fn state_on(store: Arc<dyn Store>) -> AppState {
     let mut settings = Settings::default();
     settings.workers.enabled = false;
-    settings.secrets.key = Some(sleuth_server::settings::Redacted::new(
-        sleuth_server::secret_keys::SecretKey::generate(),
+    settings.secrets.key = Some(sleuth_jobs::settings::Redacted::new(
+        sleuth_jobs::secret_keys::SecretKey::generate(),
     ));
-    let keyring = sleuth_server::secret_keys::Keyring::from_settings(&settings.secrets)
+    let keyring = sleuth_jobs::secret_keys::Keyring::from_settings(&settings.secrets)
         .unwrap()
         .unwrap();
     let sealed = keyring.seal(SECRET_NAME, &sleuth_store::SecretValue(SECRET.to_string()));

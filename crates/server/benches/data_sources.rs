@@ -21,7 +21,8 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::get;
 use serde_json::json;
-use sleuth_server::{AppState, Settings};
+use sleuth_jobs::Settings;
+use sleuth_server::AppState;
 use sleuth_store::{NewDataSource, Store};
 
 const SECRET_NAME: &str = "virustotal_api_key";
@@ -97,7 +98,7 @@ async fn backlog(
 /// Drains the backlog; returns investigations per second.
 async fn drain(state: &AppState, store: &Arc<dyn Store>, count: usize) -> f64 {
     let started = Instant::now();
-    let ran = sleuth_server::workers::drain(state, store).await.unwrap();
+    let ran = sleuth_jobs::workers::drain(state, store).await.unwrap();
     assert_eq!(ran, count);
     count as f64 / started.elapsed().as_secs_f64()
 }
@@ -130,10 +131,10 @@ async fn run() {
     // Every alert is investigated: the storm guards are not what this measures.
     settings.guards.burst_threshold = 0;
     settings.guards.coalesce_window_seconds = 0;
-    settings.secrets.key = Some(sleuth_server::settings::Redacted::new(
-        sleuth_server::secret_keys::SecretKey::generate(),
+    settings.secrets.key = Some(sleuth_jobs::settings::Redacted::new(
+        sleuth_jobs::secret_keys::SecretKey::generate(),
     ));
-    let keyring = sleuth_server::secret_keys::Keyring::from_settings(&settings.secrets)
+    let keyring = sleuth_jobs::secret_keys::Keyring::from_settings(&settings.secrets)
         .unwrap()
         .unwrap();
     let sealed = keyring.seal(SECRET_NAME, &sleuth_store::SecretValue("bench-key".into()));
@@ -159,7 +160,7 @@ async fn run() {
     let hang = Arc::new(AtomicBool::new(false));
     let base_url = virustotal(hang.clone()).await;
     let (definition, _) =
-        sleuth_server::data_sources::shipped("virustotal", Some(&base_url)).unwrap();
+        sleuth_jobs::data_sources::shipped("virustotal", Some(&base_url)).unwrap();
     store
         .create_data_source(&NewDataSource {
             name: "vt".into(),
@@ -190,7 +191,15 @@ async fn run() {
                          "process_name": "updater.exe", "sha256": sha256(index % FILES)});
         let parsed = sleuth_parsers::parse_alert(None, &raw, chrono::Utc::now()).unwrap();
         let started = Instant::now();
-        let facts = sources.gather(&state, &store, &parsed, 1).await;
+        let facts = sources
+            .gather(
+                &state.settings().data_sources,
+                state.metrics(),
+                &store,
+                &parsed,
+                1,
+            )
+            .await;
         waits.push(started.elapsed());
         assert_eq!(facts.answers.len(), 1);
     }

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use sleuth_domain::Role;
+use sleuth_jobs::Settings;
 use sleuth_sandbox::Sandbox;
-use sleuth_server::{AppState, Settings};
+use sleuth_server::AppState;
 use sleuth_store::{NewApiKey, Store};
 
 const PYTHON: &str = "/usr/bin/python3";

@@ -20,8 +20,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::metrics::Metrics;
-use crate::settings::ServerSettings;
+use sleuth_jobs::metrics::Metrics;
+use sleuth_jobs::settings::ServerSettings;
 
 /// The bounds a request can count against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

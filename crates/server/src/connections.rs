@@ -40,7 +40,7 @@ use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::settings::ServerSettings;
+use sleuth_jobs::settings::ServerSettings;
 
 /// The connection bounds of `serve`, from `ServerSettings`.
 #[derive(Debug, Clone, Copy)]

@@ -8,6 +8,7 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use sleuth_jobs::intake::IntakeError;
 use sleuth_store::StoreError;
 use utoipa::ToSchema;
 
@@ -166,6 +167,16 @@ impl From<StoreError> for ApiError {
                 tracing::error!(error = %cause, "storage failure");
                 ApiError::system_error()
             }
+        }
+    }
+}
+
+impl From<IntakeError> for ApiError {
+    fn from(error: IntakeError) -> ApiError {
+        match error {
+            IntakeError::Unreadable(message) => ApiError::bad_request(message),
+            IntakeError::InvalidField { field, message } => ApiError::invalid_field(field, message),
+            IntakeError::Store(error) => ApiError::from(error),
         }
     }
 }

@@ -1,40 +1,27 @@
-//! Sleuth's HTTP API and its workers. `build` assembles the router from settings and
-//! state; `serve` runs it on a listener until a shutdown signal, so tests can bind port 0
-//! and own the signal. The data path of one alert: `routes::investigations::submit`
-//! (parse, identity, store once) -> the queue -> `workers` -> `pipeline::run_job`
-//! (guards, history, engine, stored result).
+//! Sleuth's HTTP API. `build` assembles the router from the state (the jobs' runtime and
+//! what HTTP adds); `serve` runs it on a listener until a shutdown signal, so tests can bind
+//! port 0 and own the signal. The data path of one alert: `routes::investigations::submit`
+//! (parse, identity, store once) -> the queue -> `sleuth_jobs::workers` ->
+//! `sleuth_jobs::pipeline::run_job` (guards, history, engine, stored result).
 #![forbid(unsafe_code)]
 
 pub mod admission;
 pub mod audit;
 pub mod auth;
-pub mod builtin_strategies;
 pub mod connections;
-pub mod connector_runtime;
-pub mod context_source;
-pub mod context_status;
-pub mod data_sources;
+pub mod database_check;
 pub mod dto;
 pub mod error;
 pub mod extract;
-pub mod firing;
 mod json_errors;
 mod links;
 mod list_budget;
 mod list_query;
 pub mod metrics;
-pub mod pipeline;
 pub mod push_auth;
 pub mod request_target;
-pub mod retention;
 pub mod routes;
-pub mod script_sandbox;
-pub mod script_secrets;
-pub mod secret_keys;
-pub mod settings;
 pub mod state;
-pub mod trigger_catalog;
-pub mod workers;
 
 use std::time::Duration;
 
@@ -51,7 +38,6 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::routes::schema::{ApiDoc, DOCS_PATH, SCHEMA_PATH};
-pub use crate::settings::Settings;
 pub use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -30,7 +30,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn of(settings: &crate::settings::ServerSettings) -> Limits {
+    pub fn of(settings: &sleuth_jobs::settings::ServerSettings) -> Limits {
         Limits {
             max_uri_bytes: settings.max_uri_bytes,
             max_header_bytes: settings.max_header_bytes,

@@ -36,7 +36,7 @@ pub struct DataSourceDto {
 
 impl DataSourceDto {
     pub fn new(record: &DataSourceRecord, breaker: Option<sleuth_sources::BreakerState>) -> Self {
-        let compiled = crate::data_sources::config_of(record)
+        let compiled = sleuth_jobs::data_sources::config_of(record)
             .and_then(|config| config.definition.compile().ok());
         DataSourceDto {
             id: record.id,

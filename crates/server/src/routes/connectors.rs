@@ -314,7 +314,7 @@ async fn test_connector(
     let connector_id = path_id(&connector_id, "connector")?;
     let store = state.store()?;
     let connector = store.get_connector(connector_id).await?;
-    let answer = match crate::connector_runtime::test_poll(&state, store, &connector).await {
+    let answer = match sleuth_jobs::connector_runtime::test_poll(&state, store, &connector).await {
         Ok(summary) => ConnectorTestDto {
             ok: true,
             error: None,

@@ -18,9 +18,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Caller;
-use crate::context_source;
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::state::AppState;
+use sleuth_jobs::context_source;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -91,17 +91,17 @@ async fn checked(
     definition: serde_json::Value,
     limits: serde_json::Value,
 ) -> ApiResult<(Definition, Limits)> {
-    crate::data_sources::check(store, definition, limits)
+    sleuth_jobs::data_sources::check(store, definition, limits)
         .await?
         .map_err(refused)
 }
 
-fn refused(refusal: crate::data_sources::Refusal) -> ApiError {
+fn refused(refusal: sleuth_jobs::data_sources::Refusal) -> ApiError {
     ApiError::invalid_field(refusal.field, refusal.message)
 }
 
 fn to_stored<T: serde::Serialize>(value: &T) -> ApiResult<serde_json::Value> {
-    crate::data_sources::to_json(value).map_err(|refusal| {
+    sleuth_jobs::data_sources::to_json(value).map_err(|refusal| {
         tracing::error!("a data source part did not turn into JSON: {refusal}");
         ApiError::system_error()
     })
@@ -136,7 +136,8 @@ fn requested_definition(
         }
         (None, Some(name)) => {
             let (definition, limits) =
-                crate::data_sources::shipped(name, request.base_url.as_deref()).map_err(refused)?;
+                sleuth_jobs::data_sources::shipped(name, request.base_url.as_deref())
+                    .map_err(refused)?;
             Ok((definition, request.limits.clone().unwrap_or(limits)))
         }
     }
@@ -361,7 +362,7 @@ async fn test_data_source(
         .filter(|value| !value.is_empty() && value.len() <= 2048)
         .ok_or_else(|| ApiError::invalid_field("value", "is required: 1 to 2048 bytes"))?;
     let record = state.store()?.get_data_source(data_source_id).await?;
-    let config = crate::data_sources::config_of(&record).ok_or_else(|| {
+    let config = sleuth_jobs::data_sources::config_of(&record).ok_or_else(|| {
         ApiError::bad_request("this source's stored definition no longer reads; replace it")
     })?;
     let sources = state.data_sources().ok_or_else(|| {

@@ -21,9 +21,9 @@ use crate::auth::Caller;
 use crate::dto::investigation::FeedbackDto;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, path_id};
-use crate::firing;
 use crate::state::AppState;
-use crate::trigger_catalog::{FEEDBACK_APPLIED, REVIEW_COMPLETED};
+use sleuth_jobs::firing;
+use sleuth_jobs::trigger_catalog::{FEEDBACK_APPLIED, REVIEW_COMPLETED};
 
 /// The longest `outcome_note`, in characters.
 pub const OUTCOME_NOTE_MAX_CHARS: usize = 5_000;

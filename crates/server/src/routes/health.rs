@@ -1,14 +1,13 @@
 //! Liveness, readiness and metrics: unauthenticated, for load balancers and Prometheus.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use sleuth_store::Store;
+use sleuth_sandbox::ProbeReport;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -18,79 +17,6 @@ use crate::state::AppState;
 /// How long the metrics' queue depth waits for the database. Under a flood every pooled
 /// connection may be taken; the last value beats an exposition that never comes.
 const QUEUE_DEPTH_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// How long a readiness check waits for the database. It runs in the background, so no
-/// probe waits for it, on a connection of its own outside the pool (the store's
-/// `check_ready`), so a flood that holds every pooled connection does not delay it.
-const DATABASE_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// A database check younger than this is answered as it is; an older one is answered too,
-/// while a fresh check runs in the background.
-const CHECK_FRESH_FOR: Duration = Duration::from_secs(1);
-
-/// A check older than this is not answered: `/readyz` waits for a fresh one.
-const CHECK_USABLE_FOR: Duration = Duration::from_secs(10);
-
-/// The last database check of `/readyz`, shared by every probe of the process. A probe never
-/// queues behind the API for a pooled connection: at most one check runs at a time, in the
-/// background, and probes answer the latest result while it is recent. A database that
-/// stops answering shows within `CHECK_FRESH_FOR` plus `DATABASE_CHECK_TIMEOUT`.
-#[derive(Default)]
-pub struct DatabaseCheck {
-    last: std::sync::Mutex<Option<(Instant, Result<(), String>)>>,
-    running: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl DatabaseCheck {
-    fn last_within(&self, age: Duration) -> Option<Result<(), String>> {
-        let last = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        last.as_ref()
-            .filter(|(at, _)| at.elapsed() <= age)
-            .map(|(_, result)| result.clone())
-    }
-
-    fn record(&self, result: Result<(), String>) {
-        *self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((Instant::now(), result));
-    }
-}
-
-async fn check_database(store: &Arc<dyn Store>) -> Result<(), String> {
-    match tokio::time::timeout(DATABASE_CHECK_TIMEOUT, store.check_ready()).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err("the database did not answer within 5 seconds (busy or unreachable)".into()),
-    }
-}
-
-/// The database's readiness as `/readyz` answers it (see `DatabaseCheck`).
-async fn database_ready(state: &AppState, store: &Arc<dyn Store>) -> Result<(), String> {
-    let check = state.readiness();
-    if let Some(result) = check.last_within(CHECK_FRESH_FOR) {
-        return result;
-    }
-    if let Ok(guard) = Arc::clone(&check.running).try_lock_owned() {
-        let (state, store) = (state.clone(), Arc::clone(store));
-        tokio::spawn(async move {
-            let result = check_database(&store).await;
-            state.readiness().record(result);
-            drop(guard);
-        });
-    }
-    if let Some(result) = check.last_within(CHECK_USABLE_FOR) {
-        return result;
-    }
-    // Nothing recent to answer: wait for the check under way.
-    let _finished = check.running.lock().await;
-    check
-        .last_within(CHECK_USABLE_FOR)
-        .unwrap_or_else(|| Err("the database check did not finish".into()))
-}
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -115,7 +41,7 @@ pub struct Readiness {
     /// The script sandbox the start-up probe found (null in a process that runs no
     /// scripts). A sandbox that cannot run scripts does not make Sleuth unready: only the
     /// script endpoints answer 503 then.
-    pub sandbox: Option<crate::script_sandbox::SandboxReadiness>,
+    pub sandbox: Option<SandboxReadiness>,
     /// Script secrets in this process. Like the sandbox, a problem here does not make
     /// Sleuth unready: only the scripts that name the secrets cannot have them.
     pub secrets: SecretsReadiness,
@@ -152,7 +78,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
     };
     let database = Some(store.backend().as_str());
-    let checked = database_ready(&state, store).await;
+    let checked = state.readiness().answer(store).await;
     match checked {
         Ok(()) => Json(Readiness {
             status: "ready",
@@ -184,10 +110,52 @@ fn secrets_readiness(state: &AppState) -> SecretsReadiness {
     }
 }
 
-fn sandbox_readiness(state: &AppState) -> Option<crate::script_sandbox::SandboxReadiness> {
+fn sandbox_readiness(state: &AppState) -> Option<SandboxReadiness> {
     state
         .sandbox_if_set()
-        .map(|sandbox| crate::script_sandbox::SandboxReadiness::from(&sandbox.report()))
+        .map(|sandbox| SandboxReadiness::from(&sandbox.report()))
+}
+
+/// The sandbox on `/readyz`: its mode, whether scripts can run, and each layer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SandboxReadiness {
+    /// `strict`, `best_effort` or `none`.
+    pub mode: String,
+    /// Whether response scripts can run; script endpoints answer 503 while they cannot.
+    pub ready: bool,
+    /// Why scripts cannot run, when they cannot.
+    pub reason: Option<String>,
+    pub interpreter: String,
+    pub layers: Vec<SandboxLayer>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SandboxLayer {
+    /// `rlimits`, `pid-namespace`, `dedicated-uid`, `landlock`, `seccomp`, ...
+    pub layer: String,
+    pub available: bool,
+    /// What applied (`abi 7`, a uid) or why it did not.
+    pub detail: String,
+}
+
+impl From<&ProbeReport> for SandboxReadiness {
+    fn from(report: &ProbeReport) -> SandboxReadiness {
+        SandboxReadiness {
+            mode: report.mode.as_str().to_string(),
+            ready: report.not_ready.is_none(),
+            reason: report.not_ready.clone(),
+            interpreter: report.interpreter.display().to_string(),
+            layers: report
+                .layers
+                .iter()
+                .map(|layer| SandboxLayer {
+                    layer: layer.layer.clone(),
+                    available: layer.available,
+                    detail: layer.detail.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Prometheus metrics (OpenMetrics text).
@@ -201,7 +169,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
         None => None,
     };
     (
-        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+        [(header::CONTENT_TYPE, sleuth_jobs::metrics::CONTENT_TYPE)],
         state.metrics().render(pending),
     )
         .into_response()

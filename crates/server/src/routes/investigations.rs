@@ -4,9 +4,9 @@
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::{Extension, Json};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sleuth_domain::{InvestigationStatus, Role};
-use sleuth_store::{DEFAULT_TENANT_UNION_ID, NewAlert, Store, alert_identity, canonical_hash};
+use sleuth_jobs::intake::{AlertOptions, prepare};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -150,14 +150,6 @@ struct Submission {
     options: AlertOptions,
 }
 
-/// How an alert is read and whose it is: what a create names beside the alert.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct AlertOptions {
-    pub schema_key: Option<String>,
-    pub tenant_union_id: Option<i64>,
-    pub tenant_integration_key: Option<String>,
-}
-
 /// The one path of every alert into Sleuth: parse, find its identity, store once. A caller
 /// bound to tenant unions may only put alerts into them (403 otherwise, before anything is
 /// read, so the answer tells nothing of other unions).
@@ -201,68 +193,6 @@ async fn submit(
     })
 }
 
-/// An alert ready to store: parsed, with its tenant union, identity and content hash.
-/// `raw_text` is the alert's exact text, `raw` the same parsed. Every way in (SPEC's
-/// creates, the push endpoints) comes through here, so every alert is read alike.
-pub(crate) async fn prepare(
-    store: &dyn Store,
-    raw_text: String,
-    raw: &Value,
-    options: &AlertOptions,
-) -> ApiResult<NewAlert> {
-    if !raw.is_object() {
-        return Err(ApiError::bad_request("the alert must be a JSON object"));
-    }
-    if let Some(key) = &options.tenant_integration_key
-        && (key.chars().count() > 200 || key.chars().any(char::is_control))
-    {
-        return Err(ApiError::invalid_field(
-            "tenant_integration_key",
-            "must be at most 200 characters, without control characters (NUL among them)",
-        ));
-    }
-    // Stored times have microsecond precision; so does everything derived from this one.
-    let received_at = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
-    let parsed = sleuth_parsers::parse_alert(options.schema_key.as_deref(), raw, received_at)
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
-    let tenant_union_id = match options.tenant_union_id {
-        Some(id) => {
-            store.get_tenant_union(id).await.map_err(|error| match error {
-                sleuth_store::StoreError::NotFound { .. } => ApiError::invalid_field(
-                    "tenant_union_id",
-                    format!("tenant union {id} does not exist (GET /app/api/v1/tenant-unions lists them)"),
-                ),
-                other => ApiError::from(other),
-            })?;
-            id
-        }
-        None => {
-            tenant_union_for(
-                store,
-                parsed.tenant_id.as_deref(),
-                options.tenant_integration_key.as_deref(),
-            )
-            .await?
-        }
-    };
-    let content_hash = canonical_hash(raw);
-    let identity = alert_identity(
-        &parsed,
-        &content_hash,
-        tenant_union_id,
-        options.tenant_integration_key.as_deref(),
-    );
-    Ok(NewAlert {
-        parsed,
-        raw_alert_content: raw_text,
-        identity,
-        content_hash,
-        tenant_union_id,
-        tenant_integration_key: options.tenant_integration_key.clone(),
-        received_at,
-    })
-}
-
 /// Refuses a body that holds several alerts (or none) in a vendor's envelope: SPEC's create
 /// answers one investigation id, and taking only the first alert would drop the others
 /// without a word. The push endpoints take such bodies whole.
@@ -280,36 +210,6 @@ fn refuse_several_alerts(raw: &Value) -> ApiResult<()> {
         sleuth_parsers::envelopes::describe_count(&envelope),
         envelope.kind.push_source,
     )))
-}
-
-/// The union whose `lookup_dict` lists the alert's tenant or integration, else the default.
-async fn tenant_union_for(
-    store: &dyn Store,
-    tenant_id: Option<&str>,
-    integration_key: Option<&str>,
-) -> ApiResult<i64> {
-    if tenant_id.is_none() && integration_key.is_none() {
-        return Ok(DEFAULT_TENANT_UNION_ID);
-    }
-    let lists = |dict: &Map<String, Value>, key: &str, wanted: Option<&str>| {
-        wanted.is_some_and(|wanted| {
-            dict.get(key)
-                .and_then(Value::as_array)
-                .is_some_and(|values| values.iter().any(|value| value.as_str() == Some(wanted)))
-        })
-    };
-    let unions = store.list_tenant_unions().await?;
-    Ok(unions
-        .iter()
-        .find(|union| {
-            lists(&union.lookup_dict, "tenant_ids", tenant_id)
-                || lists(
-                    &union.lookup_dict,
-                    "tenant_integration_keys",
-                    integration_key,
-                )
-        })
-        .map_or(DEFAULT_TENANT_UNION_ID, |union| union.id))
 }
 
 /// Read one investigation.

@@ -21,12 +21,12 @@ use crate::auth::Caller;
 use crate::dto::note::NoteDto;
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, QueryPairs, path_id};
-use crate::firing;
 use crate::links;
 use crate::list_budget::{self, PageRequest};
 use crate::list_query::{MAX_LIMIT, page_parameters_or};
 use crate::state::AppState;
-use crate::trigger_catalog::NOTE_ADDED;
+use sleuth_jobs::firing;
+use sleuth_jobs::trigger_catalog::NOTE_ADDED;
 
 /// The longest note, in characters.
 pub const NOTE_MAX_CHARS: usize = 10_000;

@@ -33,8 +33,8 @@ use crate::dto::push_source::PushAnswerDto;
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{QueryPairs, parse_json, path_id, read_body};
 use crate::push_auth::{github_signature_is_valid, presented_token, token_matches};
-use crate::routes::investigations::{AlertOptions, prepare};
 use crate::state::AppState;
+use sleuth_jobs::intake::{AlertOptions, prepare};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(verify_push_source, push_alerts))
@@ -235,15 +235,16 @@ async fn github_body(
             ),
         )
     })?;
-    let secret = crate::secret_keys::open(state.keyring(), secret_name, row).map_err(|error| {
-        // The reason names the key setting; the sender only needs to know to retry.
-        tracing::error!(push_source_id = source.id, "{error}");
-        ApiError::not_ready(
-            "this push source's signing secret cannot be opened by Sleuth now; its operator \
+    let secret =
+        sleuth_jobs::secret_keys::open(state.keyring(), secret_name, row).map_err(|error| {
+            // The reason names the key setting; the sender only needs to know to retry.
+            tracing::error!(push_source_id = source.id, "{error}");
+            ApiError::not_ready(
+                "this push source's signing secret cannot be opened by Sleuth now; its operator \
              is told why in the log",
-            state.settings().server.retry_after_seconds,
-        )
-    })?;
+                state.settings().server.retry_after_seconds,
+            )
+        })?;
     if !github_signature_is_valid(headers, body, &secret.0) {
         return Err(ApiError::new(
             ErrorCode::Unauthorized,
@@ -366,6 +367,7 @@ async fn investigate_all(
         let new_alert = prepare(store.as_ref(), text, &alert, &options)
             .await
             .map_err(|error| {
+                let error = ApiError::from(error);
                 if count == 1 {
                     error
                 } else {

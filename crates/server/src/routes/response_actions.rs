@@ -31,17 +31,17 @@ use crate::dto::response_action::{
 };
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, QueryPairs, path_id, query_bool, query_integer};
-use crate::firing::{self, Firing, SandboxRefusal};
-use crate::script_secrets::{self, RunSecrets, RunSecretsError};
 use crate::state::AppState;
-use crate::trigger_catalog;
+use sleuth_jobs::firing::{self, Firing, SandboxRefusal};
+use sleuth_jobs::script_secrets::{
+    self, RunSecrets, RunSecretsError, secret_name_is_valid, secret_value_problem,
+};
+use sleuth_jobs::trigger_catalog;
 
 /// The largest script accepted, in bytes of UTF-8.
 pub const MAX_CODE_BYTES: usize = 256 * 1024;
 /// The longest display name, in characters.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 255;
-/// The largest secret value, in bytes.
-pub const MAX_SECRET_BYTES: usize = 64 * 1024;
 /// The most secrets one response action may name.
 pub const MAX_SECRET_NAMES: usize = 64;
 /// Runs listed per page by default, and at most.
@@ -751,28 +751,6 @@ async fn run_response_action(
         .ok_or_else(ApiError::system_error)?;
     let run = store.get_script_run(script_run_id).await?;
     Ok((StatusCode::ACCEPTED, Json(ResponseScriptRunDto::from(&run))))
-}
-
-/// A secret's name is 1 to 128 ASCII letters, digits and underscores, not starting with a
-/// digit, so that it reads well as `secrets["NAME"]` and as a shell argument.
-pub fn secret_name_is_valid(name: &str) -> bool {
-    let mut characters = name.chars();
-    let starts_well = characters
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_');
-    starts_well
-        && name.len() <= 128
-        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
-}
-
-/// Why a secret's value cannot be stored, if it cannot.
-pub fn secret_value_problem(value: &str) -> Option<String> {
-    if value.len() > MAX_SECRET_BYTES {
-        return Some(format!("at most {MAX_SECRET_BYTES} bytes are accepted"));
-    }
-    value
-        .contains('\0')
-        .then(|| "must not contain NUL characters".to_string())
 }
 
 fn validate_secret_name(name: &str) -> ApiResult<&str> {

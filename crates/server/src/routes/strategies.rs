@@ -31,10 +31,11 @@ use crate::dto::strategy::{
 };
 use crate::error::{ApiError, ApiResult, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, QueryPairs, path_id, query_bool};
+use crate::links;
 use crate::list_query::{page_parameters, parse_time};
 use crate::routes::response_actions::Admin;
 use crate::state::AppState;
-use crate::{builtin_strategies, links, pipeline};
+use sleuth_jobs::{builtin_strategies, pipeline};
 
 const BASE: &str = "/app/api/v1/custom-strategies";
 /// The longest title, in characters.

@@ -22,7 +22,7 @@ use crate::links;
 use crate::list_budget::{self, PageRequest};
 use crate::list_query::{page_parameters, search_parameter, strings, time_range};
 use crate::state::AppState;
-use crate::trigger_catalog;
+use sleuth_jobs::trigger_catalog;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_system_events))

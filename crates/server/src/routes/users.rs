@@ -28,9 +28,9 @@ use crate::dto::api_key::{ApiKeyDto, CreatedApiKeyDto};
 use crate::dto::user::{ManagedUserDto, UserDto};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, QueryPairs, path_id, query_bool};
-use crate::firing;
 use crate::state::AppState;
-use crate::trigger_catalog::{API_KEY_CREATED, API_KEY_REVOKED, USER_CREATED};
+use sleuth_jobs::firing;
+use sleuth_jobs::trigger_catalog::{API_KEY_CREATED, API_KEY_REVOKED, USER_CREATED};
 
 /// The longest key name and `oidc_user_id`, in characters.
 const LABEL_MAX_CHARS: usize = 150;

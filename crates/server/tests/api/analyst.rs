@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sleuth_server::trigger_catalog::{self, trigger_uuid};
+use sleuth_jobs::trigger_catalog::{self, trigger_uuid};
 
 use crate::harness::{Answer, TestApp, assert_error};
 use crate::{on_both_backends, shapes};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sleuth_connectors::Timing;
-use sleuth_server::connector_runtime::{self, PollOptions, PollSummary, WritebackSummary};
+use sleuth_jobs::connector_runtime::{self, PollOptions, PollSummary, WritebackSummary};
 use sleuth_store::{ConnectorChanges, ConnectorPage, Store, StoreError};
 use tokio::sync::watch;
 
@@ -478,7 +478,7 @@ async fn two_pollers_never_poll_one_connector_at_once(app: TestApp) {
     let runtimes: Vec<_> = (0..2)
         .map(|_| {
             tokio::spawn(connector_runtime::run(
-                app.state.clone(),
+                app.state.runtime().clone(),
                 app.store.clone(),
                 shutdown.clone(),
             ))

@@ -218,7 +218,7 @@ async fn the_context_file_reloads_when_it_changes(app: TestApp) {
     settings.engine.context_file = Some(file.clone());
     settings.engine.context_reload_seconds = 1;
     let state = sleuth_server::AppState::new(settings, sleuth_engine::Context::empty());
-    sleuth_server::context_source::reload(&state, Some(&app.store))
+    sleuth_jobs::context_source::reload(&state, Some(&app.store))
         .await
         .unwrap();
     assert_eq!(
@@ -226,8 +226,8 @@ async fn the_context_file_reloads_when_it_changes(app: TestApp) {
         Some("Before")
     );
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let watcher = tokio::spawn(sleuth_server::context_source::watch(
-        state.clone(),
+    let watcher = tokio::spawn(sleuth_jobs::context_source::watch(
+        state.runtime().clone(),
         Some(app.store.clone()),
         stopped,
     ));

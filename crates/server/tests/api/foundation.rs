@@ -447,7 +447,7 @@ async fn tenant_unions_are_managed_by_admins(app: TestApp) {
 #[tokio::test]
 async fn api_calls_wait_with_503_until_the_database_is_ready() {
     let state = sleuth_server::AppState::new(
-        sleuth_server::Settings::default(),
+        sleuth_jobs::Settings::default(),
         sleuth_engine::Context::empty(),
     );
     let (address, _shutdown) = crate::harness::serve(state).await;

@@ -9,7 +9,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::Value;
 use sleuth_domain::Role;
-use sleuth_server::{AppState, Settings};
+use sleuth_jobs::Settings;
+use sleuth_server::AppState;
 use sleuth_store::{NewApiKey, Store};
 use sleuth_test_support::fixtures;
 use tokio::sync::oneshot;
@@ -59,8 +60,8 @@ impl TestApp {
         settings.workers.enabled = false;
         // A key for script secrets, as an operator would set; a test removes it to see
         // Sleuth without one.
-        settings.secrets.key = Some(sleuth_server::settings::Redacted::new(
-            sleuth_server::secret_keys::SecretKey::generate(),
+        settings.secrets.key = Some(sleuth_jobs::settings::Redacted::new(
+            sleuth_jobs::secret_keys::SecretKey::generate(),
         ));
         configure(&mut settings);
         let (store, database): (Arc<dyn Store>, Box<dyn std::any::Any + Send>) = match backend {
@@ -80,7 +81,7 @@ impl TestApp {
                 (Arc::new(store), Box::new(database))
             }
         };
-        let keyring = sleuth_server::secret_keys::Keyring::from_settings(&settings.secrets)
+        let keyring = sleuth_jobs::secret_keys::Keyring::from_settings(&settings.secrets)
             .expect("the test's secrets key");
         let state = AppState::new(settings, sleuth_engine::Context::empty());
         if let Some(keyring) = keyring {
@@ -105,7 +106,7 @@ impl TestApp {
 
     /// Runs every ready investigation; returns how many ran.
     pub async fn drain(&self) -> usize {
-        sleuth_server::workers::drain(&self.state, &self.store)
+        sleuth_jobs::workers::drain(&self.state, &self.store)
             .await
             .expect("drain the queue")
     }

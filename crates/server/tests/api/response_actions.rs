@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use sleuth_jobs::Settings;
+use sleuth_jobs::trigger_catalog::{self, trigger_uuid};
 use sleuth_sandbox::Sandbox;
-use sleuth_server::Settings;
-use sleuth_server::trigger_catalog::{self, trigger_uuid};
 
 use crate::harness::{Answer, Backend, TestApp, assert_error};
 use crate::shapes;
@@ -1519,7 +1519,7 @@ async fn without_the_key_secrets_are_not_ready_and_nothing_crashes(app: TestApp)
     settings.secrets = Default::default();
     let keyless = sleuth_server::AppState::new(settings, sleuth_engine::Context::empty());
     keyless.set_store(app.store.clone());
-    sleuth_server::script_secrets::prepare(&keyless, &app.store).await;
+    keyless.prepare_secrets(&app.store).await;
     let (address, _shutdown) = crate::harness::serve(keyless).await;
     let call = |method: &'static str, path: String, body: Option<Value>| {
         let address = address.clone();
@@ -1589,7 +1589,7 @@ async fn without_the_key_secrets_are_not_ready_and_nothing_crashes(app: TestApp)
 async fn runs_interrupted_by_a_restart_end_in_error(app: TestApp) {
     let script_id =
         create_script(&app, "Long", trigger_catalog::MANUAL_ENTITY_IP, "print(1)").await;
-    sleuth_server::firing::ensure_trigger_catalog(&app.state, &app.store)
+    sleuth_jobs::firing::ensure_trigger_catalog(&app.state, &app.store)
         .await
         .unwrap();
     let version = app
@@ -1613,7 +1613,7 @@ async fn runs_interrupted_by_a_restart_end_in_error(app: TestApp) {
         .unwrap();
     // A run an earlier life of this process started (same host, same pid, another id),
     // whose deadline is far away: only knowing its process is gone ends it.
-    let runner_id = sleuth_server::firing::runner_id();
+    let runner_id = sleuth_jobs::firing::runner_id();
     let host = runner_id.split(':').next().unwrap();
     let earlier_life = format!("{host}:{}:earlier", std::process::id());
     app.store
@@ -1631,7 +1631,7 @@ async fn runs_interrupted_by_a_restart_end_in_error(app: TestApp) {
         .unwrap();
     assert_eq!(runs(&app, script_id).await[0]["status"], "running");
 
-    let failed = sleuth_server::firing::fail_interrupted_runs(&app.store)
+    let failed = sleuth_jobs::firing::fail_interrupted_runs(&app.store)
         .await
         .unwrap();
     assert_eq!(failed, 1);

@@ -683,7 +683,7 @@ async fn the_shipped_strategy_is_protected(app: TestApp) {
     // Its uuid is the same in every installation.
     assert_eq!(
         builtin["internal_origin_uuid"],
-        sleuth_server::builtin_strategies::builtin_uuid("false_alerts_stay_informational")
+        sleuth_jobs::builtin_strategies::builtin_uuid("false_alerts_stay_informational")
             .to_string()
     );
     assert!(builtin["priorities"][0]["internal_origin_uuid"].is_string());
@@ -846,7 +846,7 @@ async fn the_lowest_ranking_priority_rule_wins_and_disabled_or_archived_strategi
 /// A second Sleuth process on the same database: its own state (and its own kept
 /// strategies), workers only.
 fn other_process(app: &TestApp) -> sleuth_server::AppState {
-    let mut settings = sleuth_server::Settings::default();
+    let mut settings = sleuth_jobs::Settings::default();
     settings.workers.enabled = false;
     let state = sleuth_server::AppState::new(settings, sleuth_engine::Context::empty());
     state.set_store(app.store.clone());
@@ -856,7 +856,7 @@ fn other_process(app: &TestApp) -> sleuth_server::AppState {
 /// Creates an investigation through the API and lets the other process run it.
 async fn investigate_elsewhere(app: &TestApp, other: &sleuth_server::AppState, tag: &str) -> Value {
     let investigation_id = app.create(&fresh_crowdstrike(tag)).await;
-    let ran = sleuth_server::workers::drain(other, &app.store)
+    let ran = sleuth_jobs::workers::drain(other, &app.store)
         .await
         .unwrap();
     assert_eq!(ran, 1);

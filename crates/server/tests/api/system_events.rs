@@ -2,8 +2,8 @@
 //! answers `{count, results}` with its filters, for admins only.
 
 use serde_json::{Value, json};
-use sleuth_server::firing::{self, Firing};
-use sleuth_server::trigger_catalog::{API_KEY_CREATED, INVESTIGATION_COMPLETED, USER_CREATED};
+use sleuth_jobs::firing::{self, Firing};
+use sleuth_jobs::trigger_catalog::{API_KEY_CREATED, INVESTIGATION_COMPLETED, USER_CREATED};
 
 use crate::harness::{TestApp, assert_error};
 use crate::on_both_backends;

@@ -4,7 +4,7 @@
 //! and the triggers these fire.
 
 use serde_json::{Value, json};
-use sleuth_server::trigger_catalog;
+use sleuth_jobs::trigger_catalog;
 
 use crate::analyst::{ended_runs, with_sandbox_on_both_backends};
 use crate::harness::{Answer, TestApp, assert_error};

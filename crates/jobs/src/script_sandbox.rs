@@ -1,15 +1,12 @@
-//! The `[sandbox]` section of the settings, how it becomes the sandbox crate's
-//! configuration, and what `/readyz` shows about the sandbox the start-up probe found.
+//! The `[sandbox]` section of the settings, and how it becomes the sandbox crate's
+//! configuration.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
-use sleuth_sandbox::{
-    DEFAULT_READ_ONLY_PATHS, Destination, IpNet, ProbeReport, SandboxConfig, SandboxMode,
-};
-use utoipa::ToSchema;
+use sleuth_sandbox::{DEFAULT_READ_ONLY_PATHS, Destination, IpNet, SandboxConfig, SandboxMode};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -181,48 +178,6 @@ impl SandboxSettings {
             allowed_destinations: self.allowed_destinations().unwrap_or_default(),
             denied_networks: self.denied_networks().unwrap_or_default(),
             ..SandboxConfig::default()
-        }
-    }
-}
-
-/// The sandbox on `/readyz`: its mode, whether scripts can run, and each layer.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct SandboxReadiness {
-    /// `strict`, `best_effort` or `none`.
-    pub mode: String,
-    /// Whether response scripts can run; script endpoints answer 503 while they cannot.
-    pub ready: bool,
-    /// Why scripts cannot run, when they cannot.
-    pub reason: Option<String>,
-    pub interpreter: String,
-    pub layers: Vec<SandboxLayer>,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct SandboxLayer {
-    /// `rlimits`, `pid-namespace`, `dedicated-uid`, `landlock`, `seccomp`, ...
-    pub layer: String,
-    pub available: bool,
-    /// What applied (`abi 7`, a uid) or why it did not.
-    pub detail: String,
-}
-
-impl From<&ProbeReport> for SandboxReadiness {
-    fn from(report: &ProbeReport) -> SandboxReadiness {
-        SandboxReadiness {
-            mode: report.mode.as_str().to_string(),
-            ready: report.not_ready.is_none(),
-            reason: report.not_ready.clone(),
-            interpreter: report.interpreter.display().to_string(),
-            layers: report
-                .layers
-                .iter()
-                .map(|layer| SandboxLayer {
-                    layer: layer.layer.clone(),
-                    available: layer.available,
-                    detail: layer.detail.clone(),
-                })
-                .collect(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The operator's context as the process holds it: a freshly loaded one (`Loaded`) and
 //! what is known about the one in force (`Status`). Plain data, shared by the loader
-//! (`context_source`) and the state that keeps it (`state`).
+//! (`context_source`) and the runtime that keeps it (`runtime`).
 
 use std::path::PathBuf;
 use std::time::SystemTime;

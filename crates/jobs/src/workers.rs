@@ -12,7 +12,7 @@ use sleuth_store::{ClaimedJob, NextClaim, Store, StoreResult};
 use tokio::sync::{Semaphore, watch};
 
 use crate::pipeline;
-use crate::state::AppState;
+use crate::runtime::Runtime;
 
 /// What one step of the queue did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,12 +21,12 @@ pub enum Step {
     Idle,
 }
 
-fn lease(state: &AppState) -> chrono::Duration {
+fn lease(state: &Runtime) -> chrono::Duration {
     chrono::Duration::seconds(i64::try_from(state.settings().workers.lease_seconds).unwrap_or(300))
 }
 
 /// Claims and runs one job inline. Tests step the queue with this instead of sleeping.
-pub async fn run_next(state: &AppState, store: &Arc<dyn Store>, worker: &str) -> StoreResult<Step> {
+pub async fn run_next(state: &Runtime, store: &Arc<dyn Store>, worker: &str) -> StoreResult<Step> {
     let mut jobs = store
         .claim_jobs(worker, 1, lease(state), chrono::Utc::now())
         .await?;
@@ -39,7 +39,7 @@ pub async fn run_next(state: &AppState, store: &Arc<dyn Store>, worker: &str) ->
 }
 
 /// Runs jobs until the queue has none ready; returns how many ran.
-pub async fn drain(state: &AppState, store: &Arc<dyn Store>) -> StoreResult<usize> {
+pub async fn drain(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<usize> {
     let mut ran = 0;
     while let Step::Ran(_) = run_next(state, store, "drain").await? {
         ran += 1;
@@ -47,23 +47,10 @@ pub async fn drain(state: &AppState, store: &Arc<dyn Store>) -> StoreResult<usiz
     Ok(ran)
 }
 
-/// A name that tells operators which process holds a lease.
-pub fn worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    // The start time tells this process from a later one that reuses its pid.
-    let start = sleuth_sandbox::process::own_start_time().unwrap_or(0);
-    format!(
-        "{}:{}:{start}:{}",
-        host.trim(),
-        std::process::id(),
-        &uuid::Uuid::new_v4().to_string()[..8]
-    )
-}
-
 /// Runs the pool until `shutdown` turns true.
-pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
     let settings = state.settings().workers.clone();
-    let worker = worker_name();
+    let worker = crate::process_name::worker_name();
     let slots = Arc::new(Semaphore::new(settings.concurrency));
     let running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>> = Arc::default();
     let wakeups = store.job_wakeups();
@@ -151,7 +138,7 @@ pub async fn run_pool(state: AppState, store: Arc<dyn Store>, mut shutdown: watc
 /// jobs are ready, the next one claimed with its result (`Store::finish_job_and_claim`),
 /// so that a busy worker takes one write turn per investigation.
 struct Slot {
-    state: AppState,
+    state: Runtime,
     store: Arc<dyn Store>,
     running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>>,
     worker: String,

@@ -13,7 +13,7 @@ use sleuth_engine::{Context, ContextDocument, Intel};
 use sleuth_store::Store;
 
 use crate::context_status::{Fingerprint, Loaded};
-use crate::state::AppState;
+use crate::runtime::Runtime;
 
 /// A compiled context reloads at least this often even when nothing changed, so that
 /// feed indicators past their `valid_until` stop matching.
@@ -151,7 +151,7 @@ pub async fn api_document(
 
 /// Loads the context (file and API document) and puts it in force. Reading files is
 /// blocking, so it runs off the async workers.
-pub async fn reload(state: &AppState, store: Option<&Arc<dyn Store>>) -> Result<(), String> {
+pub async fn reload(state: &Runtime, store: Option<&Arc<dyn Store>>) -> Result<(), String> {
     let api = match store {
         Some(store) => api_document(store).await?,
         None => None,
@@ -197,7 +197,7 @@ pub fn fingerprint(files: &[PathBuf]) -> Fingerprint {
 /// or the API's document changes; also every few hours so expired indicators drop out.
 /// Runs until `stop` turns true.
 pub async fn watch(
-    state: AppState,
+    state: Runtime,
     store: Option<Arc<dyn Store>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -248,7 +248,7 @@ pub async fn watch(
 
 /// The files of the context in force plus the files the context path names now (a new
 /// file dropped into the directory counts as a change).
-fn current_fingerprint(state: &AppState) -> Fingerprint {
+fn current_fingerprint(state: &Runtime) -> Fingerprint {
     let mut files = state.context_status().files;
     if let Some(path) = &state.settings().engine.context_file
         && let Ok(now_present) = documents_at(path)

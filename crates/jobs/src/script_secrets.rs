@@ -9,7 +9,31 @@ use std::sync::Arc;
 use sleuth_store::{SecretValue, Store, StoreError, StoreResult, StoredSecret};
 
 use crate::secret_keys::{self, Keyring, OpenError};
-use crate::state::AppState;
+
+/// The largest secret value, in bytes.
+pub const MAX_SECRET_BYTES: usize = 64 * 1024;
+
+/// A secret's name is 1 to 128 ASCII letters, digits and underscores, not starting with a
+/// digit, so that it reads well as `secrets["NAME"]` and as a shell argument.
+pub fn secret_name_is_valid(name: &str) -> bool {
+    let mut characters = name.chars();
+    let starts_well = characters
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_');
+    starts_well
+        && name.len() <= 128
+        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
+}
+
+/// Why a secret's value cannot be stored, if it cannot.
+pub fn secret_value_problem(value: &str) -> Option<String> {
+    if value.len() > MAX_SECRET_BYTES {
+        return Some(format!("at most {MAX_SECRET_BYTES} bytes are accepted"));
+    }
+    value
+        .contains('\0')
+        .then(|| "must not contain NUL characters".to_string())
+}
 
 /// A value shorter than this is not masked in a run's output: masking every `a` or `42`
 /// would garble the output and hide nothing worth hiding.
@@ -98,10 +122,12 @@ pub async fn problem(
     Ok(None)
 }
 
-/// At start-up: seals what needs sealing (when this process has a key), then records and
-/// logs whatever still keeps secrets from scripts, for `/readyz`.
-pub async fn prepare(state: &AppState, store: &Arc<dyn Store>) {
-    let keyring = state.keyring();
+/// At start-up: seals what needs sealing (when this process has a key), then logs and
+/// answers whatever still keeps secrets from scripts, for `/readyz`.
+pub async fn prepare(
+    keyring: Option<&Keyring>,
+    store: &Arc<dyn Store>,
+) -> StoreResult<Option<String>> {
     if let Some(keyring) = keyring {
         match reseal(store, keyring).await {
             Ok(report) => {
@@ -126,15 +152,11 @@ pub async fn prepare(state: &AppState, store: &Arc<dyn Store>) {
             Err(error) => tracing::error!(%error, "could not seal the stored script secrets"),
         }
     }
-    match problem(store, keyring).await {
-        Ok(found) => {
-            if let Some(problem) = &found {
-                tracing::warn!("{problem}");
-            }
-            state.set_secrets_problem(found);
-        }
-        Err(error) => tracing::warn!(%error, "could not check the stored script secrets"),
+    let found = problem(store, keyring).await?;
+    if let Some(problem) = &found {
+        tracing::warn!("{problem}");
     }
+    Ok(found)
 }
 
 /// Why a run cannot have the secrets its action names. Names secrets, never values.

@@ -10,13 +10,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use sleuth_domain::ParsedAlert;
-use sleuth_sources::{Definition, Limits, Secret, SourceConfig, Sources};
+use sleuth_sources::{Definition, Limits, Secrets, SourceConfig, Sources};
 use sleuth_store::{DataSourceRecord, Store};
 
-use crate::script_secrets::RunSecretsError;
-use crate::state::AppState;
+use crate::metrics::Metrics;
+use crate::settings::DataSourceSettings;
 
 /// The sources in force and when they were last read from the store.
 pub struct DataSources {
@@ -35,10 +34,14 @@ impl std::fmt::Debug for DataSources {
 }
 
 impl DataSources {
-    pub fn new(state: &AppState) -> Result<DataSources, String> {
-        let sandbox = state.sandbox_shared();
+    /// `secrets` opens a source's secrets at the moment of its call; `sandbox` runs the
+    /// enrichment scripts.
+    pub fn new(
+        secrets: Arc<dyn Secrets>,
+        sandbox: Option<Arc<sleuth_sandbox::Sandbox>>,
+    ) -> Result<DataSources, String> {
         Ok(DataSources {
-            sources: Sources::new(Arc::new(StoredSecrets(state.downgrade())), sandbox)?,
+            sources: Sources::new(secrets, sandbox)?,
             loaded: tokio::sync::Mutex::new(None),
         })
     }
@@ -82,19 +85,18 @@ impl DataSources {
     /// within the investigation's budget. Each call is counted in the metrics.
     pub async fn gather(
         &self,
-        state: &AppState,
+        settings: &DataSourceSettings,
+        metrics: &Metrics,
         store: &Arc<dyn Store>,
         alert: &ParsedAlert,
         tenant_union_id: i64,
     ) -> sleuth_domain::Facts {
-        let settings = &state.settings().data_sources;
         self.refresh(store, Duration::from_secs(settings.refresh_seconds))
             .await;
         let gathered = self
             .sources
             .gather(alert, tenant_union_id, settings.budget())
             .await;
-        let metrics = state.metrics();
         for call in &gathered.calls {
             metrics.data_source_call(&call.source, call.origin, call.failed, call.elapsed);
         }
@@ -244,39 +246,4 @@ pub fn config_of(record: &DataSourceRecord) -> Option<SourceConfig> {
         definition,
         limits,
     })
-}
-
-/// A source's secrets, opened from the sealed secret store at the moment of the call.
-struct StoredSecrets(crate::state::WeakAppState);
-
-#[async_trait]
-impl sleuth_sources::Secrets for StoredSecrets {
-    async fn secret(&self, name: &str) -> Result<Secret, String> {
-        let state = self
-            .0
-            .upgrade()
-            .ok_or_else(|| "Sleuth is stopping".to_string())?;
-        let store = state
-            .store_if_ready()
-            .ok_or_else(|| "the database is not ready".to_string())?;
-        let not_stored = || {
-            format!("the secret '{name}' is not stored; store it with `sleuth secret set {name}`")
-        };
-        let wanted = [name.to_string()];
-        let opened = crate::script_secrets::for_run(store, state.keyring(), &wanted)
-            .await
-            .map_err(|error| match error {
-                RunSecretsError::Missing(_) => not_stored(),
-                RunSecretsError::Unopenable(error) => error.to_string(),
-                RunSecretsError::Store(error) => {
-                    tracing::error!("could not read the secret store for a data source: {error}");
-                    "the secret store could not be read (logged for the operator)".to_string()
-                }
-            })?;
-        opened
-            .values()
-            .remove(name)
-            .map(Secret::new)
-            .ok_or_else(not_stored)
-    }
 }

@@ -10,7 +10,7 @@ use sleuth_domain::{Outcome, Priority};
 use sleuth_store::{DraftPriority, NewStrategy, Store, StoreResult, StrategyDraft};
 use uuid::Uuid;
 
-use crate::state::AppState;
+use crate::runtime::Runtime;
 
 /// The namespace of the uuids of shipped strategies and their rules. Never change it.
 const STRATEGY_NAMESPACE: Uuid = Uuid::from_u128(0x5f0c_2b7e_93a4_4d61_b8e2_7c1a_d40f_36e9);
@@ -50,7 +50,7 @@ pub fn catalog() -> Vec<NewStrategy> {
 }
 
 /// Creates the shipped strategies the store does not have yet, once per process.
-pub async fn ensure(state: &AppState, store: &Arc<dyn Store>) -> StoreResult<()> {
+pub async fn ensure(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
     state
         .builtin_strategies_synced()
         .get_or_try_init(|| async {

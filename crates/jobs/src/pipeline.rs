@@ -17,7 +17,7 @@ use sleuth_store::{
     JobInput, NextClaim, Store, StoreResult,
 };
 
-use crate::state::AppState;
+use crate::runtime::Runtime;
 
 /// How many related alerts and prior verdicts the engine is shown at most.
 const HISTORY_LIMIT: usize = 50;
@@ -28,7 +28,7 @@ const HISTORY_LIMIT: usize = 50;
 /// the scripts tied to those triggers start afterwards, in the background. `stored` is
 /// false when the lease was lost meanwhile (canceled, or taken over after a stall).
 pub async fn run_job(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
@@ -61,7 +61,7 @@ pub async fn run_job(
 }
 
 async fn decide(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
@@ -117,7 +117,7 @@ async fn decide(
 }
 
 async fn investigate(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     input: &JobInput,
     strategies: &[Strategy],
@@ -146,7 +146,7 @@ async fn investigate(
 /// only when it moved (reading them costs a few milliseconds with twenty strategies, the
 /// generation a fraction of one; docs/strategies.md).
 pub async fn strategies_in_force(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
 ) -> StoreResult<Arc<Vec<Strategy>>> {
     crate::builtin_strategies::ensure(state, store).await?;
@@ -172,7 +172,7 @@ pub struct Gathered {
 /// The history, the data sources' answers and the raw content of the investigation's
 /// alert, as a worker reads them. The sources are asked while history is read.
 pub async fn gather(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     record: &InvestigationRecord,
 ) -> StoreResult<Gathered> {
@@ -183,7 +183,13 @@ pub async fn gather(
         match state.data_sources() {
             Some(sources) => {
                 sources
-                    .gather(state, store, &alert.parsed, alert.tenant_union.id)
+                    .gather(
+                        &state.settings().data_sources,
+                        state.metrics(),
+                        store,
+                        &alert.parsed,
+                        alert.tenant_union.id,
+                    )
                     .await
             }
             None => Facts::default(),
@@ -216,7 +222,7 @@ pub async fn gather(
 /// should never panic; if a hostile alert finds a way, that one investigation ends in
 /// error and the worker lives on.
 pub fn run_engine(
-    state: &AppState,
+    state: &Runtime,
     record: &InvestigationRecord,
     gathered: &Gathered,
     strategies: &[Strategy],

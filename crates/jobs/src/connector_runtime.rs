@@ -26,8 +26,8 @@ use sleuth_store::{
 };
 use tokio::sync::watch;
 
-use crate::routes::investigations::{AlertOptions, prepare};
-use crate::state::AppState;
+use crate::intake::{AlertOptions, prepare};
+use crate::runtime::Runtime;
 
 /// The longest a failing connector waits between polls.
 const MAX_FAILURE_BACKOFF: Duration = Duration::from_secs(3600);
@@ -67,7 +67,7 @@ pub struct TestSummary {
 }
 
 /// Polls connectors until `shutdown` turns true; a poll under way stops after its page.
-pub async fn run(state: AppState, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
     let settings = state.settings().connectors.clone();
     let tick = Duration::from_millis(settings.tick_ms.max(10));
     let polling: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
@@ -138,7 +138,7 @@ fn locked(polling: &Mutex<BTreeSet<i64>>) -> std::sync::MutexGuard<'_, BTreeSet<
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn lease(state: &AppState) -> chrono::Duration {
+fn lease(state: &Runtime) -> chrono::Duration {
     chrono::Duration::seconds(
         i64::try_from(state.settings().connectors.lease_seconds.max(5)).unwrap_or(120),
     )
@@ -152,7 +152,7 @@ fn is_due(connector: &ConnectorRecord, now: DateTime<Utc>) -> bool {
 
 /// The poller of a stored connector, with its credentials opened from the secret store.
 pub async fn poller(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     kind: &str,
     settings: &Value,
@@ -171,7 +171,7 @@ pub async fn poller(
 }
 
 async fn open_secret(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     name: &str,
 ) -> Result<String, String> {
@@ -199,7 +199,7 @@ pub struct PollOptions {
 /// One leased poll: pages until the vendor has no further one (or `shutdown`), then the
 /// lease is given back with the time of the next poll.
 pub async fn poll(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     connector: ConnectorRecord,
     lease_token: &str,
@@ -358,9 +358,8 @@ async fn read_alerts(
             }
             Err(error) => {
                 read.refused += 1;
-                read.reason.get_or_insert_with(|| {
-                    format!("an alert of the page was refused: {}", error.message)
-                });
+                read.reason
+                    .get_or_insert_with(|| format!("an alert of the page was refused: {error}"));
             }
         }
     }
@@ -377,7 +376,7 @@ pub struct WritebackSummary {
 /// Sends the verdicts owed whose investigations concluded and whose time has come (`now`),
 /// each recorded as sent, or as failed with when to try again.
 pub async fn write_back_due(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     now: DateTime<Utc>,
     timing: Timing,
@@ -478,7 +477,7 @@ fn failure_backoff(failures: i64) -> Duration {
 /// One page read as a poll would read it (from the connector's cursor, or its backfill
 /// window), parsed, and stored nowhere: the cursor stays.
 pub async fn test_poll(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     connector: &ConnectorRecord,
 ) -> Result<TestSummary, String> {

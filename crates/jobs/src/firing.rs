@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use crate::dto::investigation::{AlertDto, EntityDto, InvestigationListItemDto};
 use crate::dto::user::UserDto;
-use crate::state::AppState;
+use crate::runtime::Runtime;
 use crate::trigger_catalog::{self, trigger_uuid};
 
 /// What a firing gives each script it runs.
@@ -77,11 +77,11 @@ impl std::fmt::Display for SandboxRefusal {
 /// This process, as the runner of the script runs it starts: `host:pid:start:random`.
 pub fn runner_id() -> &'static str {
     static RUNNER: OnceLock<String> = OnceLock::new();
-    RUNNER.get_or_init(crate::workers::worker_name)
+    RUNNER.get_or_init(crate::process_name::worker_name)
 }
 
 /// Copies the built-in trigger catalog into the store, once per process (and store).
-pub async fn ensure_trigger_catalog(state: &AppState, store: &Arc<dyn Store>) -> StoreResult<()> {
+pub async fn ensure_trigger_catalog(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
     state
         .trigger_catalog_synced()
         .get_or_try_init(|| async {
@@ -96,7 +96,7 @@ pub async fn ensure_trigger_catalog(state: &AppState, store: &Arc<dyn Store>) ->
 /// Start-up work of a process that serves or runs scripts: syncs the trigger catalog, ends
 /// the runs a restart interrupted, and from then on sweeps every minute for runs whose
 /// process died elsewhere (their deadline passed).
-pub async fn prepare(state: &AppState, store: &Arc<dyn Store>) {
+pub async fn prepare(state: &Runtime, store: &Arc<dyn Store>) {
     if let Err(error) = ensure_trigger_catalog(state, store).await {
         tracing::error!(%error, "could not sync the trigger catalog; response actions will retry");
     }
@@ -174,7 +174,7 @@ fn runner_is_gone(runner: &str, my_host: &str) -> bool {
 }
 
 /// How long one run may take, waiting for a slot included; its deadline adds a margin.
-fn run_budget(state: &AppState) -> (Duration, Duration) {
+fn run_budget(state: &Runtime) -> (Duration, Duration) {
     let sandbox = &state.settings().sandbox;
     let queue = Duration::from_secs(sandbox.queue_timeout_seconds);
     let budget = queue + sandbox.wall_clock() + Duration::from_secs(10);
@@ -184,7 +184,7 @@ fn run_budget(state: &AppState) -> (Duration, Duration) {
 /// Runs one script in this process's sandbox, waiting for a free slot at most the queue
 /// timeout.
 pub async fn run_in_sandbox(
-    state: &AppState,
+    state: &Runtime,
     job: ScriptJob,
 ) -> Result<ScriptOutcome, SandboxRefusal> {
     let sandbox = state.sandbox_if_set().ok_or(SandboxRefusal::Absent)?;
@@ -200,7 +200,7 @@ pub async fn run_in_sandbox(
 }
 
 /// The root clients reach Sleuth at, for links inside script globals (`inv_url`).
-fn base_url(state: &AppState) -> String {
+fn base_url(state: &Runtime) -> String {
     let server = &state.settings().server;
     match &server.public_url {
         Some(public_url) => public_url.trim_end_matches('/').to_string(),
@@ -214,7 +214,7 @@ fn to_value<T: serde::Serialize>(value: &T) -> Value {
 
 /// The `investigation` (list-item shape) and `alert` (full shape) globals.
 pub fn investigation_variables(
-    state: &AppState,
+    state: &Runtime,
     record: &InvestigationRecord,
 ) -> Map<String, Value> {
     let mut variables = Map::new();
@@ -333,7 +333,7 @@ pub fn investigation_events(
 /// system events were stored with its result, in the background: never delays or fails
 /// the investigation. Most investigations have no script: then this is one read.
 pub fn investigation_finished(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: Vec<&'static str>,
@@ -351,7 +351,7 @@ pub fn investigation_finished(
 /// Fires `triggers` for a stored investigation: records their system events, then runs
 /// the scripts tied to them; returns the runs it started.
 pub async fn fire_for_investigation(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: Vec<&'static str>,
@@ -381,7 +381,7 @@ fn stored_investigation_firing(record: &InvestigationRecord) -> Firing {
 /// Starts the scripts tied to `triggers` for the investigation (`record` when the caller
 /// already read it).
 async fn run_investigation_scripts(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: &[&str],
@@ -409,7 +409,7 @@ async fn run_investigation_scripts(
 
 /// Fires `triggers` (catalog names) for every script tied to them.
 pub async fn fire(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     triggers: &[&str],
     firing: &Firing,
@@ -495,7 +495,7 @@ pub fn user_firing(user: &User) -> Firing {
 /// event's arguments, and the `investigation` and `alert` globals of the investigation as
 /// it is now. The runs show on the investigation's list item.
 pub fn investigation_event_firing(
-    state: &AppState,
+    state: &Runtime,
     record: &InvestigationRecord,
     trigger_args: Value,
 ) -> Firing {
@@ -510,7 +510,7 @@ pub fn investigation_event_firing(
 /// Fires `triggers` in the background, so that the request whose event it is is never
 /// delayed or failed by its scripts; a failure to fire is logged.
 pub fn fire_detached(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     triggers: Vec<&'static str>,
     firing: Firing,
@@ -545,7 +545,7 @@ fn failed_run(syserr: String) -> ScriptRunEnd {
 /// Runs a job in the sandbox; what the script printed is stored with its secrets' values
 /// masked.
 async fn run_with_secrets(
-    state: &AppState,
+    state: &Runtime,
     job: ScriptJob,
     secrets: &crate::script_secrets::RunSecrets,
     script_id: i64,
@@ -581,7 +581,7 @@ async fn run_with_secrets(
 /// run whose secrets cannot be had (not stored, or no key to open them) ends in error
 /// saying which, without running.
 pub async fn start_runs(
-    state: &AppState,
+    state: &Runtime,
     store: &Arc<dyn Store>,
     scripts: Vec<RunnableScript>,
     firing: &Firing,
