@@ -333,6 +333,15 @@ fn read_indicators(finding: &Value, alert: &mut AlertBuilder) {
 
 /// The project of a full resource name: "//bigquery.googleapis.com/projects/p-1/datasets/d"
 /// is in project "p-1".
+/// The GKE cluster a resource name is, or lies in.
+fn cluster_of(resource: &str) -> Option<&str> {
+    resource
+        .strip_prefix("//container.googleapis.com/")?
+        .split_once("/clusters/")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .filter(|cluster| !cluster.is_empty())
+}
+
 fn project_of(resource: &str) -> Option<&str> {
     resource
         .split_once("/projects/")
@@ -395,7 +404,13 @@ fn read_cloud(
     for pod in array_at(finding, "kubernetes.pods").iter().take(MAX_ITEMS) {
         if let (Some(namespace), Some(name)) = (str_at(pod, "ns"), str_at(pod, "name")) {
             alert.tag(Some(&format!("pod:{namespace}/{name}")));
+            alert.tag(Some(&format!("namespace:{namespace}")));
         }
+    }
+    // GKE findings name the cluster as their resource:
+    // `//container.googleapis.com/projects/P/locations/L/clusters/NAME`.
+    if let Some(cluster) = resource_name.and_then(cluster_of) {
+        alert.tag(Some(&format!("cluster:{cluster}")));
     }
     // Security Health Analytics names exposure by category ("PUBLIC_BUCKET_ACL",
     // "OPEN_FIREWALL", "PUBLIC_IP_ADDRESS").
@@ -476,6 +491,25 @@ mod tests {
             entity.kind == EntityKind::User && entity.value == "ops.helper.7731@gmail.com"
         }));
         assert_eq!(parsed.tenant_label.as_deref(), Some("example-prod-3141"));
+    }
+
+    #[test]
+    fn a_gke_finding_names_its_cluster_and_its_pods_namespaces() {
+        let raw = json!({
+            "name": "organizations/1/sources/2/findings/abc", "category": "Execution: Added Binary Executed",
+            "state": "ACTIVE", "severity": "HIGH", "findingClass": "THREAT",
+            "eventTime": "2026-03-01T10:00:00Z", "createTime": "2026-03-01T10:00:05Z",
+            "resourceName": "//container.googleapis.com/projects/p-1/locations/europe-west2/clusters/sec-tools-gke",
+            "kubernetes": {"pods": [{"ns": "scanners", "name": "trivy-7f9c"}]}
+        });
+        let tags = read(&raw).signals.tags;
+        for wanted in ["cluster:sec-tools-gke", "namespace:scanners"] {
+            assert!(tags.iter().any(|tag| tag == wanted), "{wanted}: {tags:?}");
+        }
+        assert_eq!(
+            cluster_of("//compute.googleapis.com/projects/p/clusters/x"),
+            None
+        );
     }
 
     #[test]

@@ -622,6 +622,16 @@ fn read_resource(
     if let Some(cluster) = finding.get("resource.eksClusterDetails") {
         alert.entity(EntityKind::CloudResource, cluster.str("arn"));
         resource = resource.or_else(|| cluster.str("name"));
+        // The cluster and namespace by name, as Falco's and GKE's are: what a scanner
+        // declared by cluster or namespace (docs/context.md) is matched against.
+        if let Some(name) = cluster.str("name") {
+            alert.tag(Some(&format!("cluster:{name}")));
+        }
+        if let Some(namespace) =
+            finding.str("resource.kubernetesDetails.kubernetesWorkloadDetails.namespace")
+        {
+            alert.tag(Some(&format!("namespace:{namespace}")));
+        }
         for container in
             finding.array("resource.kubernetesDetails.kubernetesWorkloadDetails.containers")
         {
@@ -685,6 +695,23 @@ mod tests {
             .entities
             .iter()
             .any(|entity| entity.kind == kind && entity.value == value)
+    }
+
+    #[test]
+    fn an_eks_finding_names_its_cluster_and_namespace() {
+        let raw = json!({"schemaVersion": "2.0", "accountId": "111122223333", "region": "eu-west-2",
+            "id": "f1", "arn": "arn:aws:guardduty:eu-west-2:111122223333:detector/d/finding/f1",
+            "type": "Discovery:Kubernetes/SuccessfulAnonymousAccess", "severity": 5,
+            "createdAt": "2026-03-10T09:00:00.000Z", "updatedAt": "2026-03-10T09:00:00.000Z",
+            "title": "t", "description": "d",
+            "resource": {"resourceType": "EKSCluster",
+                "eksClusterDetails": {"name": "prod-eks-1", "arn": "arn:aws:eks:eu-west-2:111122223333:cluster/prod-eks-1"},
+                "kubernetesDetails": {"kubernetesWorkloadDetails": {"name": "scan", "type": "jobs", "namespace": "sec-scanning"}}},
+            "service": {"serviceName": "guardduty", "count": 1}});
+        let tags = read(&raw).signals.tags;
+        for wanted in ["cluster:prod-eks-1", "namespace:sec-scanning"] {
+            assert!(tags.iter().any(|tag| tag == wanted), "{wanted}: {tags:?}");
+        }
     }
 
     #[test]

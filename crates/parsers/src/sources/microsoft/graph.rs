@@ -341,6 +341,24 @@ fn read_evidence(alert: &mut AlertBuilder, evidence: &[Value]) -> Evidence {
                 alert.tag(name.as_deref());
                 found.application = found.application.or(name);
             }
+            // Defender for Containers: the cluster, and a namespace with its cluster, by name
+            // (what a scanner declared by cluster or namespace is matched against).
+            "kubernetesclusterevidence" => {
+                kubernetes_tags(alert, None, Some(record));
+            }
+            "kubernetesnamespaceevidence" => {
+                kubernetes_tags(alert, Some(record), field(record, "cluster"));
+            }
+            "kubernetespodevidence"
+            | "kubernetescontrollerevidence"
+            | "kubernetesserviceaccountevidence" => {
+                let namespace = field(record, "namespace");
+                kubernetes_tags(
+                    alert,
+                    namespace,
+                    namespace.and_then(|namespace| field(namespace, "cluster")),
+                );
+            }
             "azureresourceevidence" | "amazonresourceevidence" | "googlecloudresourceevidence" => {
                 found.cloud_resources += 1;
                 alert.entity(
@@ -398,6 +416,16 @@ fn process_of(record: &Value) -> ProcessSignal {
         sha1: text(image, &["sha1"]),
         md5: text(image, &["md5"]),
         signer: text(image, &["signer", "filePublisher"]),
+    }
+}
+
+/// `namespace:` and `cluster:` labels from a `kubernetesNamespaceEvidence` and a
+/// `kubernetesClusterEvidence` (each by its `name`).
+fn kubernetes_tags(alert: &mut AlertBuilder, namespace: Option<&Value>, cluster: Option<&Value>) {
+    for (record, label) in [(namespace, "namespace"), (cluster, "cluster")] {
+        if let Some(name) = record.and_then(|record| text(record, &["name"])) {
+            alert.tag(Some(&format!("{label}:{name}")));
+        }
     }
 }
 
@@ -513,6 +541,21 @@ mod tests {
         assert!(!email.urls.is_empty());
         assert!(parsed.origin_ticket_url.is_some());
         assert!(parsed.coalesce_key.is_some());
+    }
+
+    #[test]
+    fn defender_for_containers_evidence_names_the_cluster_and_namespace() {
+        let raw = json!({"id": "da1", "title": "Anomalous pod deployment", "severity": "medium",
+        "serviceSource": "microsoftDefenderForCloud", "createdDateTime": "2026-03-10T09:00:00Z",
+        "evidence": [
+            {"@odata.type": "#microsoft.graph.security.kubernetesPodEvidence", "name": "scan-7f9c",
+             "namespace": {"name": "sec-scanning", "cluster": {"name": "aks-sec-tools", "platform": "aks"}}},
+            {"@odata.type": "#microsoft.graph.security.kubernetesClusterEvidence", "name": "aks-sec-tools"}
+        ]});
+        let tags = read(&raw).signals.tags;
+        for wanted in ["cluster:aks-sec-tools", "namespace:sec-scanning"] {
+            assert!(tags.iter().any(|tag| tag == wanted), "{wanted}: {tags:?}");
+        }
     }
 
     #[test]
