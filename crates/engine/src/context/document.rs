@@ -65,6 +65,10 @@ pub struct Scanner {
     /// Kubernetes namespaces its jobs run in (an in-cluster scanner has no fixed address).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
+    /// Kubernetes clusters it runs in, by name as the cloud names them ("prod-eks-1"): the
+    /// whole cluster, or with `namespaces` only those namespaces of these clusters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<String>,
     /// The cloud identities it acts as: a role or user ARN, a service-account email, a user
     /// name, compared whole.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -399,6 +399,16 @@ impl Context {
             ));
         }
         for scanner in &document.scanners {
+            for cluster in &scanner.clusters {
+                if !is_cluster_name(cluster) {
+                    problems.push(format!(
+                        "scanners '{}': cluster '{}' is not a cluster name (letters, digits, '-' \
+                         and '_', at most 100, as EKS, GKE and AKS name them)",
+                        scanner.name,
+                        crate::truncate(cluster, 40)
+                    ));
+                }
+            }
             for window in &scanner.windows {
                 if let Err(problem) = document::Window::parse(window) {
                     problems.push(format!("scanners '{}': {problem}", scanner.name));
@@ -913,6 +923,17 @@ fn parse_network(text: &str) -> Option<IpNet> {
         return Some(network.trunc());
     }
     text.parse::<IpAddr>().ok().map(IpNet::from)
+}
+
+/// Whether `name` can name a Kubernetes cluster: what EKS, GKE and AKS allow between them
+/// (letters, digits, '-' and '_', at most 100 characters).
+fn is_cluster_name(name: &str) -> bool {
+    let name = name.trim();
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || matches!(character, '-' | '_'))
 }
 
 /// Whether a listed host is a pattern rather than a name.

@@ -319,7 +319,8 @@ fn source_verdict(case: &Case<'_>, out: &mut Vec<Judgement>) {
 }
 
 /// The authorised scanner the alert comes from, and what named it: an address or host of
-/// the scanner, else a Kubernetes namespace its jobs run in, else a cloud identity it acts as.
+/// the scanner, else a Kubernetes namespace its jobs run in (one of its clusters', when it
+/// lists clusters) or the cluster it runs in, else a cloud identity it acts as.
 fn scanner_of<'c>(case: &Case<'c>) -> Option<(String, &'c Scanner)> {
     if let Some(found) = case.known.iter().find_map(|(entity, knowledge)| {
         knowledge
@@ -343,13 +344,31 @@ fn scanner_of<'c>(case: &Case<'c>) -> Option<(String, &'c Scanner)> {
                         .starts_with(&format!("{namespace}/"))
                 }))
     };
+    // The cluster the alert names, as the parsers write it (`cluster:prod-eks-1`).
+    let in_cluster = |cluster: &str| {
+        let cluster = cluster.trim();
+        !cluster.is_empty()
+            && case.signals.tags.iter().any(|tag| {
+                tag.split_once(':').is_some_and(|(key, value)| {
+                    key.eq_ignore_ascii_case("cluster") && value.eq_ignore_ascii_case(cluster)
+                })
+            })
+    };
     for scanner in scanners {
+        // With clusters listed, a namespace is one of those clusters' namespaces.
+        let cluster = scanner.clusters.iter().find(|cluster| in_cluster(cluster));
+        if !scanner.clusters.is_empty() && cluster.is_none() {
+            continue;
+        }
         if let Some(namespace) = scanner
             .namespaces
             .iter()
             .find(|namespace| in_namespace(namespace))
         {
             return Some((format!("namespace {}", namespace.trim()), scanner));
+        }
+        if let Some(cluster) = cluster.filter(|_| scanner.namespaces.is_empty()) {
+            return Some((format!("cluster {}", cluster.trim()), scanner));
         }
     }
     for scanner in scanners {
