@@ -168,8 +168,9 @@ fn ranked(judgements: &[Judgement]) -> Vec<usize> {
 }
 
 /// The ATT&CK tactic to headline: the source's own when it names one, else the tactic
-/// of the most decisive judgement that implies one, else that of the claimed behaviour.
-/// An alert that names nothing to investigate names no tactic of its own.
+/// of the most decisive judgement that implies one, else that of the claimed behaviour
+/// (a false alert's too: the tactic says what the detection claims, not that it
+/// happened). An alert that names nothing to investigate names no tactic of its own.
 fn mitre_tactic(
     case: &Case<'_>,
     claim: &claim::Claim,
@@ -192,10 +193,11 @@ fn mitre_tactic(
                 .find_map(|index| judgements[*index].tactic)
         })
         .or_else(|| {
-            // A false alert is about nothing an attacker did: only its decisive findings
-            // (or the source) may name a tactic.
+            // A false alert answered its claim: the tactic is the claimed behaviour's (a
+            // scan explained by the authorised scanner is still a scan), never that of a
+            // finding the benign evidence outweighed.
             if matches!(verdict.outcome, Outcome::FalseAlert | Outcome::Ignored) {
-                return None;
+                return claim.behaviour.tactic();
             }
             let mut by_rank: Vec<&Judgement> = judgements
                 .iter()
