@@ -50,8 +50,8 @@ pub fn catalog() -> Vec<NewStrategy> {
 }
 
 /// Creates the shipped strategies the store does not have yet, once per process.
-pub async fn ensure(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
-    state
+pub async fn ensure(runtime: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
+    runtime
         .builtin_strategies_synced()
         .get_or_try_init(|| async {
             store

@@ -67,8 +67,8 @@ pub struct TestSummary {
 }
 
 /// Polls connectors until `shutdown` turns true; a poll under way stops after its page.
-pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
-    let settings = state.settings().connectors.clone();
+pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+    let settings = runtime.settings().connectors.clone();
     let tick = Duration::from_millis(settings.tick_ms.max(10));
     let polling: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
     let writing_back = Arc::new(AtomicBool::new(false));
@@ -77,9 +77,10 @@ pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Rec
     while !*shutdown.borrow() {
         // One write-back round at a time, beside the polls.
         if !writing_back.swap(true, Ordering::SeqCst) {
-            let (state, store, writing_back) = (state.clone(), store.clone(), writing_back.clone());
+            let (runtime, store, writing_back) =
+                (runtime.clone(), store.clone(), writing_back.clone());
             tasks.spawn(async move {
-                write_back_due(&state, &store, Utc::now(), Timing::default()).await;
+                write_back_due(&runtime, &store, Utc::now(), Timing::default()).await;
                 writing_back.store(false, Ordering::SeqCst);
             });
         }
@@ -92,7 +93,7 @@ pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Rec
                     let token = uuid::Uuid::new_v4().to_string();
                     let now = Utc::now();
                     match store
-                        .lease_connector(connector.id, &token, now, now + lease(&state))
+                        .lease_connector(connector.id, &token, now, now + lease(&runtime))
                         .await
                     {
                         Ok(true) => {}
@@ -103,8 +104,8 @@ pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Rec
                         }
                     }
                     locked(&polling).insert(connector.id);
-                    let (state, store, polling, shutdown) = (
-                        state.clone(),
+                    let (runtime, store, polling, shutdown) = (
+                        runtime.clone(),
                         store.clone(),
                         polling.clone(),
                         shutdown.clone(),
@@ -112,10 +113,10 @@ pub async fn run(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Rec
                     tasks.spawn(async move {
                         let id = connector.id;
                         let options = PollOptions {
-                            lease: lease(&state),
+                            lease: lease(&runtime),
                             timing: Timing::default(),
                         };
-                        poll(&state, &store, connector, &token, &shutdown, options).await;
+                        poll(&runtime, &store, connector, &token, &shutdown, options).await;
                         locked(&polling).remove(&id);
                     });
                 }
@@ -138,9 +139,9 @@ fn locked(polling: &Mutex<BTreeSet<i64>>) -> std::sync::MutexGuard<'_, BTreeSet<
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn lease(state: &Runtime) -> chrono::Duration {
+fn lease(runtime: &Runtime) -> chrono::Duration {
     chrono::Duration::seconds(
-        i64::try_from(state.settings().connectors.lease_seconds.max(5)).unwrap_or(120),
+        i64::try_from(runtime.settings().connectors.lease_seconds.max(5)).unwrap_or(120),
     )
 }
 
@@ -152,7 +153,7 @@ fn is_due(connector: &ConnectorRecord, now: DateTime<Utc>) -> bool {
 
 /// The poller of a stored connector, with its credentials opened from the secret store.
 pub async fn poller(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     kind: &str,
     settings: &Value,
@@ -162,7 +163,7 @@ pub async fn poller(
         Kind::parse(kind).ok_or_else(|| format!("the connector kind '{kind}' is unknown"))?;
     let settings =
         Settings::check(kind, settings).map_err(|error| format!("its settings: {error}"))?;
-    let secret = open_secret(state, store, &settings.secret).await?;
+    let secret = open_secret(runtime, store, &settings.secret).await?;
     let credentials = Credentials {
         client_id: settings.client_id.clone(),
         secret,
@@ -171,7 +172,7 @@ pub async fn poller(
 }
 
 async fn open_secret(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     name: &str,
 ) -> Result<String, String> {
@@ -183,7 +184,7 @@ async fn open_secret(
     let stored = stored
         .get(name)
         .ok_or_else(|| format!("the secret '{name}' is not stored (`sleuth secret set {name}`)"))?;
-    crate::secret_keys::open(state.keyring(), name, stored)
+    crate::secret_keys::open(runtime.keyring(), name, stored)
         .map(|value| value.0)
         .map_err(|error| error.to_string())
 }
@@ -199,7 +200,7 @@ pub struct PollOptions {
 /// One leased poll: pages until the vendor has no further one (or `shutdown`), then the
 /// lease is given back with the time of the next poll.
 pub async fn poll(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     connector: ConnectorRecord,
     lease_token: &str,
@@ -207,11 +208,11 @@ pub async fn poll(
     options: PollOptions,
 ) -> PollSummary {
     let timing = options.timing;
-    let metrics = state.metrics();
+    let metrics = runtime.metrics();
     let started = Utc::now();
     let mut summary = PollSummary::default();
     let mut retry_after = None;
-    match poller(state, store, &connector.kind, &connector.settings, timing).await {
+    match poller(runtime, store, &connector.kind, &connector.settings, timing).await {
         Err(error) => summary.error = Some(error),
         Ok(mut poller) => {
             let mut cursor = connector.cursor.clone();
@@ -376,7 +377,7 @@ pub struct WritebackSummary {
 /// Sends the verdicts owed whose investigations concluded and whose time has come (`now`),
 /// each recorded as sent, or as failed with when to try again.
 pub async fn write_back_due(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     now: DateTime<Utc>,
     timing: Timing,
@@ -400,7 +401,7 @@ pub async fn write_back_due(
         if let std::collections::btree_map::Entry::Vacant(slot) = pollers.entry(owed.connector_id) {
             let opened = match store.get_connector(owed.connector_id).await {
                 Ok(connector) => {
-                    poller(state, store, &connector.kind, &connector.settings, timing).await
+                    poller(runtime, store, &connector.kind, &connector.settings, timing).await
                 }
                 Err(error) => Err(error.to_string()),
             };
@@ -477,12 +478,12 @@ fn failure_backoff(failures: i64) -> Duration {
 /// One page read as a poll would read it (from the connector's cursor, or its backfill
 /// window), parsed, and stored nowhere: the cursor stays.
 pub async fn test_poll(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     connector: &ConnectorRecord,
 ) -> Result<TestSummary, String> {
     let mut poller = poller(
-        state,
+        runtime,
         store,
         &connector.kind,
         &connector.settings,

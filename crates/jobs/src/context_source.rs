@@ -151,13 +151,13 @@ pub async fn api_document(
 
 /// Loads the context (file and API document) and puts it in force. Reading files is
 /// blocking, so it runs off the async workers.
-pub async fn reload(state: &Runtime, store: Option<&Arc<dyn Store>>) -> Result<(), String> {
+pub async fn reload(runtime: &Runtime, store: Option<&Arc<dyn Store>>) -> Result<(), String> {
     let api = match store {
         Some(store) => api_document(store).await?,
         None => None,
     };
     let api_updated_at = api.as_ref().map(|(_, at)| *at);
-    let path = state.settings().engine.context_file.clone();
+    let path = runtime.settings().engine.context_file.clone();
     let now = chrono::Utc::now();
     let loaded = tokio::task::spawn_blocking(move || {
         load(path.as_deref(), api.map(|(document, _)| document), now)
@@ -172,7 +172,7 @@ pub async fn reload(state: &Runtime, store: Option<&Arc<dyn Store>>) -> Result<(
         intel = loaded.intel_count,
         "operator context loaded"
     );
-    state.put_context(loaded, api_updated_at, now);
+    runtime.put_context(loaded, api_updated_at, now);
     Ok(())
 }
 
@@ -197,11 +197,11 @@ pub fn fingerprint(files: &[PathBuf]) -> Fingerprint {
 /// or the API's document changes; also every few hours so expired indicators drop out.
 /// Runs until `stop` turns true.
 pub async fn watch(
-    state: Runtime,
+    runtime: Runtime,
     store: Option<Arc<dyn Store>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let interval = Duration::from_secs(state.settings().engine.context_reload_seconds.max(1));
+    let interval = Duration::from_secs(runtime.settings().engine.context_reload_seconds.max(1));
     // The files as they were when a reload last failed: not retried until they change.
     let mut failed: Option<Fingerprint> = None;
     loop {
@@ -212,8 +212,8 @@ pub async fn watch(
         if *stop.borrow() {
             return;
         }
-        let status = state.context_status();
-        let now_fingerprint = current_fingerprint(&state);
+        let status = runtime.context_status();
+        let now_fingerprint = current_fingerprint(&runtime);
         let files_changed =
             now_fingerprint != status.fingerprint && failed.as_ref() != Some(&now_fingerprint);
         let api_changed = match &store {
@@ -233,13 +233,13 @@ pub async fn watch(
         if !files_changed && !api_changed && !stale {
             continue;
         }
-        match reload(&state, store.as_ref()).await {
+        match reload(&runtime, store.as_ref()).await {
             Ok(()) => failed = None,
             Err(error) => {
                 tracing::error!(
                     "the context did not reload, the previous one stays in force: {error}"
                 );
-                state.context_failed(error);
+                runtime.context_failed(error);
                 failed = Some(now_fingerprint);
             }
         }
@@ -248,9 +248,9 @@ pub async fn watch(
 
 /// The files of the context in force plus the files the context path names now (a new
 /// file dropped into the directory counts as a change).
-fn current_fingerprint(state: &Runtime) -> Fingerprint {
-    let mut files = state.context_status().files;
-    if let Some(path) = &state.settings().engine.context_file
+fn current_fingerprint(runtime: &Runtime) -> Fingerprint {
+    let mut files = runtime.context_status().files;
+    if let Some(path) = &runtime.settings().engine.context_file
         && let Ok(now_present) = documents_at(path)
     {
         for file in now_present {

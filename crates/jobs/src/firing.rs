@@ -81,8 +81,8 @@ pub fn runner_id() -> &'static str {
 }
 
 /// Copies the built-in trigger catalog into the store, once per process (and store).
-pub async fn ensure_trigger_catalog(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
-    state
+pub async fn ensure_trigger_catalog(runtime: &Runtime, store: &Arc<dyn Store>) -> StoreResult<()> {
+    runtime
         .trigger_catalog_synced()
         .get_or_try_init(|| async {
             store
@@ -96,8 +96,8 @@ pub async fn ensure_trigger_catalog(state: &Runtime, store: &Arc<dyn Store>) -> 
 /// Start-up work of a process that serves or runs scripts: syncs the trigger catalog, ends
 /// the runs a restart interrupted, and from then on sweeps every minute for runs whose
 /// process died elsewhere (their deadline passed).
-pub async fn prepare(state: &Runtime, store: &Arc<dyn Store>) {
-    if let Err(error) = ensure_trigger_catalog(state, store).await {
+pub async fn prepare(runtime: &Runtime, store: &Arc<dyn Store>) {
+    if let Err(error) = ensure_trigger_catalog(runtime, store).await {
         tracing::error!(%error, "could not sync the trigger catalog; response actions will retry");
     }
     sweep_interrupted_runs(store).await;
@@ -174,8 +174,8 @@ fn runner_is_gone(runner: &str, my_host: &str) -> bool {
 }
 
 /// How long one run may take, waiting for a slot included; its deadline adds a margin.
-fn run_budget(state: &Runtime) -> (Duration, Duration) {
-    let sandbox = &state.settings().sandbox;
+fn run_budget(runtime: &Runtime) -> (Duration, Duration) {
+    let sandbox = &runtime.settings().sandbox;
     let queue = Duration::from_secs(sandbox.queue_timeout_seconds);
     let budget = queue + sandbox.wall_clock() + Duration::from_secs(10);
     (queue, budget)
@@ -184,14 +184,14 @@ fn run_budget(state: &Runtime) -> (Duration, Duration) {
 /// Runs one script in this process's sandbox, waiting for a free slot at most the queue
 /// timeout.
 pub async fn run_in_sandbox(
-    state: &Runtime,
+    runtime: &Runtime,
     job: ScriptJob,
 ) -> Result<ScriptOutcome, SandboxRefusal> {
-    let sandbox = state.sandbox_if_set().ok_or(SandboxRefusal::Absent)?;
+    let sandbox = runtime.sandbox_if_set().ok_or(SandboxRefusal::Absent)?;
     sandbox
         .ready()
         .map_err(|not_ready| SandboxRefusal::NotReady(not_ready.0))?;
-    let (queue, budget) = run_budget(state);
+    let (queue, budget) = run_budget(runtime);
     // The sandbox enforces the wall clock once a slot is free; this bounds the wait for
     // one. If it fires, the run (if it started) still ends within its own limits.
     tokio::time::timeout(budget, sandbox.run(job))
@@ -200,8 +200,8 @@ pub async fn run_in_sandbox(
 }
 
 /// The root clients reach Sleuth at, for links inside script globals (`inv_url`).
-fn base_url(state: &Runtime) -> String {
-    let server = &state.settings().server;
+fn base_url(runtime: &Runtime) -> String {
+    let server = &runtime.settings().server;
     match &server.public_url {
         Some(public_url) => public_url.trim_end_matches('/').to_string(),
         None => format!("http://{}", server.listen),
@@ -214,13 +214,13 @@ fn to_value<T: serde::Serialize>(value: &T) -> Value {
 
 /// The `investigation` (list-item shape) and `alert` (full shape) globals.
 pub fn investigation_variables(
-    state: &Runtime,
+    runtime: &Runtime,
     record: &InvestigationRecord,
 ) -> Map<String, Value> {
     let mut variables = Map::new();
     variables.insert(
         "investigation".into(),
-        to_value(&InvestigationListItemDto::new(record, &base_url(state))),
+        to_value(&InvestigationListItemDto::new(record, &base_url(runtime))),
     );
     variables.insert("alert".into(), to_value(&AlertDto::from(&record.alert)));
     variables
@@ -333,15 +333,15 @@ pub fn investigation_events(
 /// system events were stored with its result, in the background: never delays or fails
 /// the investigation. Most investigations have no script: then this is one read.
 pub fn investigation_finished(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: Vec<&'static str>,
 ) {
-    let (state, store) = (state.clone(), store.clone());
+    let (runtime, store) = (runtime.clone(), store.clone());
     tokio::spawn(async move {
         if let Err(error) =
-            run_investigation_scripts(&state, &store, investigation_id, &triggers, None).await
+            run_investigation_scripts(&runtime, &store, investigation_id, &triggers, None).await
         {
             tracing::error!(investigation_id, %error, "could not fire the response actions of an investigation");
         }
@@ -351,7 +351,7 @@ pub fn investigation_finished(
 /// Fires `triggers` for a stored investigation: records their system events, then runs
 /// the scripts tied to them; returns the runs it started.
 pub async fn fire_for_investigation(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: Vec<&'static str>,
@@ -359,7 +359,7 @@ pub async fn fire_for_investigation(
     let record = store.get_investigation(investigation_id).await?;
     let firing = stored_investigation_firing(&record);
     record_system_events(store, &triggers, &firing).await;
-    run_investigation_scripts(state, store, investigation_id, &triggers, Some(record)).await
+    run_investigation_scripts(runtime, store, investigation_id, &triggers, Some(record)).await
 }
 
 /// The firing of a stored investigation, as its record tells how it ended.
@@ -381,13 +381,13 @@ fn stored_investigation_firing(record: &InvestigationRecord) -> Firing {
 /// Starts the scripts tied to `triggers` for the investigation (`record` when the caller
 /// already read it).
 async fn run_investigation_scripts(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     investigation_id: i64,
     triggers: &[&str],
     record: Option<InvestigationRecord>,
 ) -> StoreResult<Vec<StartedRun>> {
-    ensure_trigger_catalog(state, store).await?;
+    ensure_trigger_catalog(runtime, store).await?;
     let uuids: Vec<Uuid> = triggers
         .iter()
         .map(|fn_name| trigger_uuid(fn_name))
@@ -403,25 +403,25 @@ async fn run_investigation_scripts(
         None => store.get_investigation(investigation_id).await?,
     };
     let mut firing = stored_investigation_firing(&record);
-    firing.variables = investigation_variables(state, &record);
-    start_runs(state, store, scripts, &firing).await
+    firing.variables = investigation_variables(runtime, &record);
+    start_runs(runtime, store, scripts, &firing).await
 }
 
 /// Fires `triggers` (catalog names) for every script tied to them.
 pub async fn fire(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     triggers: &[&str],
     firing: &Firing,
 ) -> StoreResult<Vec<StartedRun>> {
     record_system_events(store, triggers, firing).await;
-    ensure_trigger_catalog(state, store).await?;
+    ensure_trigger_catalog(runtime, store).await?;
     let uuids: Vec<Uuid> = triggers
         .iter()
         .map(|fn_name| trigger_uuid(fn_name))
         .collect();
     let scripts = store.scripts_to_run(&uuids).await?;
-    start_runs(state, store, scripts, firing).await
+    start_runs(runtime, store, scripts, firing).await
 }
 
 /// Records one system event per trigger of a firing, whether or not any script is tied to
@@ -452,7 +452,7 @@ fn system_events(triggers: &[&str], firing: &Firing) -> Vec<NewSystemEvent> {
 }
 
 /// The firing of `API_KEY_CREATED` or `API_KEY_REVOKED`, for the CLI and the key
-/// endpoints: `fire(state, store, &[trigger_catalog::API_KEY_CREATED], &api_key_firing(..))`.
+/// endpoints: `fire(runtime, store, &[trigger_catalog::API_KEY_CREATED], &api_key_firing(..))`.
 pub fn api_key_firing(key: &ApiKey, user: &User) -> Firing {
     let trigger_args = json!({
         "api_key_id": key.id,
@@ -495,13 +495,13 @@ pub fn user_firing(user: &User) -> Firing {
 /// event's arguments, and the `investigation` and `alert` globals of the investigation as
 /// it is now. The runs show on the investigation's list item.
 pub fn investigation_event_firing(
-    state: &Runtime,
+    runtime: &Runtime,
     record: &InvestigationRecord,
     trigger_args: Value,
 ) -> Firing {
     Firing {
         trigger_args: object(trigger_args),
-        variables: investigation_variables(state, record),
+        variables: investigation_variables(runtime, record),
         investigation_id: Some(record.id),
         entity: Some(format!("investigation:{}", record.id)),
     }
@@ -510,14 +510,14 @@ pub fn investigation_event_firing(
 /// Fires `triggers` in the background, so that the request whose event it is is never
 /// delayed or failed by its scripts; a failure to fire is logged.
 pub fn fire_detached(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     triggers: Vec<&'static str>,
     firing: Firing,
 ) {
-    let (state, store) = (state.clone(), store.clone());
+    let (runtime, store) = (runtime.clone(), store.clone());
     tokio::spawn(async move {
-        if let Err(error) = fire(&state, &store, &triggers, &firing).await {
+        if let Err(error) = fire(&runtime, &store, &triggers, &firing).await {
             tracing::error!(?triggers, %error, "could not fire response actions");
         }
     });
@@ -545,13 +545,13 @@ fn failed_run(syserr: String) -> ScriptRunEnd {
 /// Runs a job in the sandbox; what the script printed is stored with its secrets' values
 /// masked.
 async fn run_with_secrets(
-    state: &Runtime,
+    runtime: &Runtime,
     job: ScriptJob,
     secrets: &crate::script_secrets::RunSecrets,
     script_id: i64,
     script_run_id: i64,
 ) -> ScriptRunEnd {
-    match run_in_sandbox(state, job).await {
+    match run_in_sandbox(runtime, job).await {
         Ok(outcome) => {
             if !outcome.denied_connections.is_empty() {
                 // The run's syserr keeps them too; the log is where an operator watching
@@ -581,7 +581,7 @@ async fn run_with_secrets(
 /// run whose secrets cannot be had (not stored, or no key to open them) ends in error
 /// saying which, without running.
 pub async fn start_runs(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     scripts: Vec<RunnableScript>,
     firing: &Firing,
@@ -615,7 +615,7 @@ pub async fn start_runs(
             .flat_map(|runnable| &runnable.script.secret_names),
     )
     .await?;
-    let (_, budget) = run_budget(state);
+    let (_, budget) = run_budget(runtime);
     let deadline = now
         + chrono::Duration::from_std(budget + Duration::from_secs(30))
             .unwrap_or(chrono::Duration::hours(1));
@@ -641,7 +641,7 @@ pub async fn start_runs(
             )
             .await?;
         let secrets = crate::script_secrets::open_named(
-            state.keyring(),
+            runtime.keyring(),
             &stored_secrets,
             &runnable.script.secret_names,
         );
@@ -655,12 +655,12 @@ pub async fn start_runs(
                 .unwrap_or_default(),
             allow_network: runnable.script.allow_network,
         };
-        let (state, store) = (state.clone(), store.clone());
+        let (runtime, store) = (runtime.clone(), store.clone());
         let script_id = runnable.script.id;
         let finished = tokio::spawn(async move {
             let end = match secrets {
                 Ok(secrets) => {
-                    run_with_secrets(&state, job, &secrets, script_id, script_run_id).await
+                    run_with_secrets(&runtime, job, &secrets, script_id, script_run_id).await
                 }
                 Err(error) => failed_run(format!("the script did not run: {error}")),
             };

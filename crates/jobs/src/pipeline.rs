@@ -28,13 +28,13 @@ const HISTORY_LIMIT: usize = 50;
 /// the scripts tied to those triggers start afterwards, in the background. `stored` is
 /// false when the lease was lost meanwhile (canceled, or taken over after a stall).
 pub async fn run_job(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
     next: Option<NextClaim>,
 ) -> StoreResult<Finished> {
-    let (finish, alert) = decide(state, store, job, strategies).await?;
+    let (finish, alert) = decide(runtime, store, job, strategies).await?;
     let alert_entities = alert.as_ref().map_or(&[][..], |alert| &alert.entities[..]);
     let system_events =
         crate::firing::investigation_events(job.investigation_id, &finish, alert_entities);
@@ -42,8 +42,8 @@ pub async fn run_job(
     // was 2% of a worker's CPU.
     let triggers = crate::firing::investigation_triggers(&finish);
     let counter = match &finish {
-        Finish::Completed { .. } => &state.metrics().investigations_completed,
-        Finish::Stopped { .. } => &state.metrics().investigations_failed,
+        Finish::Completed { .. } => &runtime.metrics().investigations_completed,
+        Finish::Stopped { .. } => &runtime.metrics().investigations_failed,
     };
     let end = JobEnd {
         system_events,
@@ -54,19 +54,19 @@ pub async fn run_job(
     };
     let finished = store.finish_job_and_claim(job, end).await?;
     if finished.stored {
-        crate::firing::investigation_finished(state, store, job.investigation_id, triggers);
+        crate::firing::investigation_finished(runtime, store, job.investigation_id, triggers);
         counter.inc();
     }
     Ok(finished)
 }
 
 async fn decide(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
 ) -> StoreResult<(Finish, Option<ParsedAlert>)> {
-    let settings = state.settings();
+    let settings = runtime.settings();
     let max_attempts = i64::from(settings.workers.max_attempts.max(1));
     if job.attempt > max_attempts {
         // The alert is not read: reading or investigating it may be what stopped every
@@ -112,20 +112,20 @@ async fn decide(
         };
         return Ok((finish, Some(input.investigation.alert.parsed)));
     }
-    let finish = investigate(state, store, &input, strategies).await?;
+    let finish = investigate(runtime, store, &input, strategies).await?;
     Ok((finish, Some(input.investigation.alert.parsed)))
 }
 
 async fn investigate(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     input: &JobInput,
     strategies: &[Strategy],
 ) -> StoreResult<Finish> {
     let record = &input.investigation;
-    let gathered = gather(state, store, record).await?;
+    let gathered = gather(runtime, store, record).await?;
     Ok(
-        match run_engine(state, record, &gathered, strategies, chrono::Utc::now()) {
+        match run_engine(runtime, record, &gathered, strategies, chrono::Utc::now()) {
             Some(result) => Finish::Completed {
                 result: Box::new(result),
                 ignored_for: None,
@@ -146,17 +146,17 @@ async fn investigate(
 /// only when it moved (reading them costs a few milliseconds with twenty strategies, the
 /// generation a fraction of one; docs/strategies.md).
 pub async fn strategies_in_force(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
 ) -> StoreResult<Arc<Vec<Strategy>>> {
-    crate::builtin_strategies::ensure(state, store).await?;
+    crate::builtin_strategies::ensure(runtime, store).await?;
     let generation = store.strategy_generation().await?;
-    if let Some(kept) = state.strategies_at(generation) {
+    if let Some(kept) = runtime.strategies_at(generation) {
         return Ok(kept);
     }
     let active = store.active_strategies().await?;
     let strategies = Arc::new(active.strategies);
-    state.keep_strategies(active.generation, strategies.clone());
+    runtime.keep_strategies(active.generation, strategies.clone());
     Ok(strategies)
 }
 
@@ -172,20 +172,20 @@ pub struct Gathered {
 /// The history, the data sources' answers and the raw content of the investigation's
 /// alert, as a worker reads them. The sources are asked while history is read.
 pub async fn gather(
-    state: &Runtime,
+    runtime: &Runtime,
     store: &Arc<dyn Store>,
     record: &InvestigationRecord,
 ) -> StoreResult<Gathered> {
     let alert = &record.alert;
     let window_hours =
-        i64::try_from(state.settings().engine.correlation_window_hours).unwrap_or(72);
+        i64::try_from(runtime.settings().engine.correlation_window_hours).unwrap_or(72);
     let facts = async {
-        match state.data_sources() {
+        match runtime.data_sources() {
             Some(sources) => {
                 sources
                     .gather(
-                        &state.settings().data_sources,
-                        state.metrics(),
+                        &runtime.settings().data_sources,
+                        runtime.metrics(),
                         store,
                         &alert.parsed,
                         alert.tenant_union.id,
@@ -222,13 +222,13 @@ pub async fn gather(
 /// should never panic; if a hostile alert finds a way, that one investigation ends in
 /// error and the worker lives on.
 pub fn run_engine(
-    state: &Runtime,
+    runtime: &Runtime,
     record: &InvestigationRecord,
     gathered: &Gathered,
     strategies: &[Strategy],
     now: Timestamp,
 ) -> Option<InvestigationResult> {
-    let context = state.context();
+    let context = runtime.context();
     let engine_input = EngineInput {
         alert: &record.alert.parsed,
         raw: &gathered.raw,

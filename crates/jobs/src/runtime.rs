@@ -239,18 +239,18 @@ struct StoredSecrets(WeakRuntime);
 #[async_trait::async_trait]
 impl sleuth_sources::Secrets for StoredSecrets {
     async fn secret(&self, name: &str) -> Result<sleuth_sources::Secret, String> {
-        let state = self
+        let runtime = self
             .0
             .upgrade()
             .ok_or_else(|| "Sleuth is stopping".to_string())?;
-        let store = state
+        let store = runtime
             .store_if_ready()
             .ok_or_else(|| "the database is not ready".to_string())?;
         let not_stored = || {
             format!("the secret '{name}' is not stored; store it with `sleuth secret set {name}`")
         };
         let wanted = [name.to_string()];
-        let opened = crate::script_secrets::for_run(store, state.keyring(), &wanted)
+        let opened = crate::script_secrets::for_run(store, runtime.keyring(), &wanted)
             .await
             .map_err(|error| match error {
                 RunSecretsError::Missing(_) => not_stored(),

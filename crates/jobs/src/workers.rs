@@ -21,35 +21,45 @@ pub enum Step {
     Idle,
 }
 
-fn lease(state: &Runtime) -> chrono::Duration {
-    chrono::Duration::seconds(i64::try_from(state.settings().workers.lease_seconds).unwrap_or(300))
+fn lease(runtime: &Runtime) -> chrono::Duration {
+    chrono::Duration::seconds(
+        i64::try_from(runtime.settings().workers.lease_seconds).unwrap_or(300),
+    )
 }
 
 /// Claims and runs one job inline. Tests step the queue with this instead of sleeping.
-pub async fn run_next(state: &Runtime, store: &Arc<dyn Store>, worker: &str) -> StoreResult<Step> {
+pub async fn run_next(
+    runtime: &Runtime,
+    store: &Arc<dyn Store>,
+    worker: &str,
+) -> StoreResult<Step> {
     let mut jobs = store
-        .claim_jobs(worker, 1, lease(state), chrono::Utc::now())
+        .claim_jobs(worker, 1, lease(runtime), chrono::Utc::now())
         .await?;
     let Some(job) = jobs.pop() else {
         return Ok(Step::Idle);
     };
-    let strategies = pipeline::strategies_in_force(state, store).await?;
-    pipeline::run_job(state, store, &job, &strategies, None).await?;
+    let strategies = pipeline::strategies_in_force(runtime, store).await?;
+    pipeline::run_job(runtime, store, &job, &strategies, None).await?;
     Ok(Step::Ran(job.investigation_id))
 }
 
 /// Runs jobs until the queue has none ready; returns how many ran.
-pub async fn drain(state: &Runtime, store: &Arc<dyn Store>) -> StoreResult<usize> {
+pub async fn drain(runtime: &Runtime, store: &Arc<dyn Store>) -> StoreResult<usize> {
     let mut ran = 0;
-    while let Step::Ran(_) = run_next(state, store, "drain").await? {
+    while let Step::Ran(_) = run_next(runtime, store, "drain").await? {
         ran += 1;
     }
     Ok(ran)
 }
 
 /// Runs the pool until `shutdown` turns true.
-pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
-    let settings = state.settings().workers.clone();
+pub async fn run_pool(
+    runtime: Runtime,
+    store: Arc<dyn Store>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let settings = runtime.settings().workers.clone();
     let worker = crate::process_name::worker_name();
     let slots = Arc::new(Semaphore::new(settings.concurrency));
     let running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>> = Arc::default();
@@ -70,7 +80,7 @@ pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch
             continue;
         }
         let claimed = store
-            .claim_jobs(&worker, free, lease(&state), chrono::Utc::now())
+            .claim_jobs(&worker, free, lease(&runtime), chrono::Utc::now())
             .await;
         let jobs = match claimed {
             Ok(jobs) => jobs,
@@ -92,7 +102,7 @@ pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch
             continue;
         }
         // Read once for the whole claim: what applies to the next jobs claimed.
-        let strategies = match pipeline::strategies_in_force(&state, &store).await {
+        let strategies = match pipeline::strategies_in_force(&runtime, &store).await {
             Ok(strategies) => strategies,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the strategies in force; releasing the jobs");
@@ -109,7 +119,7 @@ pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch
                 break;
             };
             let slot = Slot {
-                state: state.clone(),
+                runtime: runtime.clone(),
                 store: store.clone(),
                 running: running.clone(),
                 worker: worker.clone(),
@@ -138,7 +148,7 @@ pub async fn run_pool(state: Runtime, store: Arc<dyn Store>, mut shutdown: watch
 /// jobs are ready, the next one claimed with its result (`Store::finish_job_and_claim`),
 /// so that a busy worker takes one write turn per investigation.
 struct Slot {
-    state: Runtime,
+    runtime: Runtime,
     store: Arc<dyn Store>,
     running: Arc<Mutex<BTreeMap<i64, ClaimedJob>>>,
     worker: String,
@@ -147,15 +157,15 @@ struct Slot {
 
 impl Slot {
     async fn run(&self, mut job: ClaimedJob, mut strategies: Arc<Vec<Strategy>>) {
-        let metrics = self.state.metrics();
+        let metrics = self.runtime.metrics();
         metrics.investigations_running.inc();
         loop {
             let next = (!*self.shutdown.borrow()).then(|| NextClaim {
                 worker: self.worker.clone(),
-                lease: lease(&self.state),
+                lease: lease(&self.runtime),
             });
             let finished =
-                pipeline::run_job(&self.state, &self.store, &job, &strategies, next).await;
+                pipeline::run_job(&self.runtime, &self.store, &job, &strategies, next).await;
             self.untrack(&job);
             let next_job = match finished {
                 Ok(finished) => finished.next,
@@ -170,7 +180,7 @@ impl Slot {
             };
             self.track(&next_job);
             // What applies to each job claimed, as for the pool's own claims.
-            strategies = match pipeline::strategies_in_force(&self.state, &self.store).await {
+            strategies = match pipeline::strategies_in_force(&self.runtime, &self.store).await {
                 Ok(strategies) => strategies,
                 Err(error) => {
                     tracing::warn!(%error, "cannot read the strategies in force; releasing the job");
