@@ -32,13 +32,15 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     ));
     tracing::info!(%address, database = %sleuth_jobs::settings::redact_url_password(&settings.database.url), "Sleuth is listening");
     let limits = sleuth_server::ConnectionLimits::from(&settings.server);
-    sleuth_server::serve(
-        listener,
-        sleuth_server::build(AppState::from_runtime(runtime)),
-        limits,
-        shutdown_signal(),
-    )
-    .await?;
+    let state = AppState::from_runtime(runtime);
+    // Event streams never end by themselves, and a graceful shutdown waits for every
+    // answer to end: they are ended as the shutdown begins.
+    let streams_state = state.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        streams_state.event_streams().close_all();
+    };
+    sleuth_server::serve(listener, sleuth_server::build(state), limits, shutdown).await?;
     tracing::info!("HTTP stopped; stopping workers");
     let _ = stop_workers.send(true);
     if let Ok(Some(workers)) = starter.await {

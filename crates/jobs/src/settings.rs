@@ -126,6 +126,9 @@ pub struct ServerSettings {
     /// one item); its next page starts after the last item it holds. The audit export
     /// streams in pieces of this size.
     pub max_list_answer_bytes: usize,
+    /// At most this many event streams (`GET /app/api/v1/events/stream`) are open at once;
+    /// a stream holds no request slot, so this is its own bound.
+    pub max_event_streams: usize,
 }
 
 impl Default for ServerSettings {
@@ -146,6 +149,7 @@ impl Default for ServerSettings {
             max_ingest_requests_in_flight: 32,
             queue_wait_ms: 1000,
             max_list_answer_bytes: 4 * 1024 * 1024,
+            max_event_streams: 100,
         }
     }
 }
@@ -169,6 +173,7 @@ impl ServerSettings {
                 "max_ingest_requests_in_flight",
                 self.max_ingest_requests_in_flight as u64,
             ),
+            ("max_event_streams", self.max_event_streams as u64),
         ];
         if let Some((name, _)) = at_least_one.iter().find(|(_, value)| *value == 0) {
             return Some(format!("server.{name} must be at least 1"));

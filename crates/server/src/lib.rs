@@ -12,6 +12,7 @@ pub mod connections;
 pub mod database_check;
 pub mod dto;
 pub mod error;
+pub mod event_stream;
 pub mod extract;
 mod json_errors;
 mod links;
@@ -53,6 +54,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::schema_keys::router())
         .merge(routes::context_memory::router())
         .merge(routes::system_events::router())
+        .merge(routes::events::router())
         .merge(routes::audit_log::router())
         .merge(routes::notes::router())
         .merge(routes::feedback::router())

@@ -10,12 +10,15 @@ use sleuth_store::Store;
 
 use crate::database_check::DatabaseCheck;
 use crate::error::{ApiError, ApiResult};
+use crate::event_stream::EventStreams;
 
 #[derive(Clone)]
 pub struct AppState {
     runtime: Runtime,
     /// The database check `/readyz` answers from (`routes::health`).
     readiness: Arc<DatabaseCheck>,
+    /// The open event streams, bounded and ended together at shutdown.
+    event_streams: Arc<EventStreams>,
 }
 
 /// Handlers read the runtime's parts (`state.settings()`, `state.context()`) through the
@@ -35,8 +38,12 @@ impl AppState {
 
     /// The HTTP layer over a runtime that workers may share.
     pub fn from_runtime(runtime: Runtime) -> AppState {
+        let event_streams = Arc::new(EventStreams::new(
+            runtime.settings().server.max_event_streams,
+        ));
         AppState {
             runtime,
+            event_streams,
             readiness: Arc::new(DatabaseCheck::default()),
         }
     }
@@ -48,6 +55,10 @@ impl AppState {
 
     pub fn readiness(&self) -> &Arc<DatabaseCheck> {
         &self.readiness
+    }
+
+    pub fn event_streams(&self) -> &EventStreams {
+        &self.event_streams
     }
 
     /// The store, or 503 `not_ready` while Sleuth is still connecting or migrating.

@@ -7,6 +7,7 @@ pub mod connectors;
 pub mod context;
 pub mod context_memory;
 pub mod data_sources;
+pub mod events;
 pub mod feedback;
 pub mod health;
 pub mod investigations;

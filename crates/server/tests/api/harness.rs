@@ -255,6 +255,19 @@ pub async fn request_with_headers(
     let response = sender.send_request(request).await.expect("response");
     let status = response.status().as_u16();
     let headers = response.headers().clone();
+    // An event stream never ends: its answer is the status and headers (the events are
+    // read by crate::events' own client).
+    if headers
+        .get("content-type")
+        .is_some_and(|value| value == "text/event-stream")
+    {
+        return Answer {
+            status,
+            headers,
+            text: String::new(),
+            json: Value::Null,
+        };
+    }
     let bytes = response
         .into_body()
         .collect()

@@ -10,6 +10,7 @@ mod connectors;
 mod context_memory;
 mod data_sources;
 mod engine;
+mod events;
 mod foundation;
 mod fuzz;
 mod hardening;
