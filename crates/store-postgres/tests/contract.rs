@@ -180,3 +180,182 @@ async fn a_nul_in_text_is_refused_as_bad_input() {
         other => panic!("expected Rejected, got {other:?}"),
     }
 }
+
+/// A connector page of `count` alerts of `sources`, each source's alerts together in that
+/// order: more than one statement of the set-based create holds (256 rows).
+fn page_of_sources(
+    connector_id: i64,
+    lease_token: &str,
+    sources: [&str; 2],
+    count: usize,
+) -> sleuth_store::ConnectorPage {
+    use sleuth_test_support::fixtures::{new_alert, parsed_alert, time};
+    let alerts = (0..count)
+        .map(|index| {
+            let source = sources[index * sources.len() / count];
+            let title = format!("{lease_token} {source} {index}");
+            new_alert(
+                parsed_alert(&title, source, 0, &[]),
+                serde_json::json!({"title": title}),
+                None,
+            )
+        })
+        .collect();
+    sleuth_store::ConnectorPage {
+        connector_id,
+        lease_token: lease_token.into(),
+        alerts,
+        refused: 0,
+        refused_reason: None,
+        cursor: serde_json::json!({"page": lease_token}),
+        caught_up: false,
+        write_back_ids: Vec::new(),
+        lease_until: time(2),
+        at: time(0),
+    }
+}
+
+/// Two processes store pages with the same two sources in opposite orders, side by side,
+/// each in several statements. Each statement's trigger takes the burst guard's counters
+/// of its alerts in key order; across statements, each transaction takes them all in key
+/// order first (`source_counters`). Otherwise the first would hold one source's counter
+/// and wait for the other's, which the second holds while it waits for the first's: a
+/// deadlock, which PostgreSQL breaks by failing one page's statement (the store then
+/// stores that page again one alert at a time, so the deadlock shows only in the
+/// database's count of them). A third connection makes both pages stop in their second
+/// statement until both are waiting, so that the order of their statements, not their
+/// speed, decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_with_the_same_sources_in_opposite_orders_are_stored_side_by_side() {
+    use sleuth_store::{ConnectorStore, Created, NewConnector};
+    use sleuth_test_support::fixtures::time;
+    use sqlx::Connection;
+    let Some(database) = postgres::fresh_database().await else {
+        return;
+    };
+    let mut processes = Vec::new();
+    let mut pages = Vec::new();
+    for (index, sources) in [["Alpha", "Beta"], ["Beta", "Alpha"]]
+        .into_iter()
+        .enumerate()
+    {
+        let store = sleuth_store_postgres::open(database.url(), &Default::default())
+            .await
+            .expect("open postgres");
+        let connector = store
+            .create_connector(&NewConnector {
+                name: format!("connector {index}"),
+                kind: "crowdstrike".into(),
+                settings: serde_json::json!({"base_url": "https://api.crowdstrike.com"}),
+                tenant_union_id: None,
+                enabled: true,
+                interval_seconds: 120,
+                created_by: None,
+                at: time(0),
+            })
+            .await
+            .unwrap();
+        let token = format!("poller {index}");
+        assert!(
+            store
+                .lease_connector(connector.id, &token, time(0), time(1))
+                .await
+                .unwrap()
+        );
+        pages.push(page_of_sources(connector.id, &token, sources, 600));
+        processes.push(Arc::new(store));
+    }
+    // The blocker holds, uncommitted, an alert of the identity of each page's 301st: each
+    // page waits for it in its second statement, holding what its first one took.
+    let mut blocker = sqlx::AnyConnection::connect(database.url()).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut blocker).await.unwrap();
+    for page in &pages {
+        sqlx::query(
+            "INSERT INTO alerts (identity, tenant_union_id, parsed, raw_alert_content, \
+             direct_source_label, created_at, updated_at) \
+             VALUES ($1, $2, '{}', '{}', 'Gamma', 0, 0)",
+        )
+        .bind(page.alerts[300].identity.clone())
+        .bind(page.alerts[300].tenant_union_id)
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    }
+    let mut stored = Vec::new();
+    for (store, page) in processes.iter().zip(pages) {
+        let store = store.clone();
+        stored.push(tokio::spawn(async move {
+            store.commit_connector_page(page).await
+        }));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(processes[0].pool())
+        .await
+        .unwrap();
+        if waiting >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pages never both waited"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    for page in stored {
+        let created = page.await.unwrap().expect("both pages are stored");
+        assert_eq!(created.len(), 600);
+        assert!(
+            created
+                .iter()
+                .all(|created| matches!(created, Created::New(_)))
+        );
+    }
+    let (positions, last): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(DISTINCT position), MAX(position) FROM alert_source_positions \
+         WHERE direct_source_label = 'Alpha'",
+    )
+    .fetch_one(processes[0].pool())
+    .await
+    .unwrap();
+    assert_eq!((positions, last), (600, 600), "gapless positions");
+    // A server process reports its deadlocks by the time it exits: the pools' connections
+    // are closed (the stores keep a few of their own outside them).
+    let backends = "SELECT COUNT(*) FROM pg_stat_activity \
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let before: i64 = sqlx::query_scalar(backends)
+        .fetch_one(&mut blocker)
+        .await
+        .unwrap();
+    let mut pooled = 0;
+    for store in &processes {
+        pooled += i64::from(store.pool().size());
+        store.pool().close().await;
+    }
+    loop {
+        let others: i64 = sqlx::query_scalar(backends)
+            .fetch_one(&mut blocker)
+            .await
+            .unwrap();
+        if others <= before - pooled {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stores' connections never closed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let deadlocks: i64 = sqlx::query_scalar(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+    )
+    .fetch_one(&mut blocker)
+    .await
+    .unwrap();
+    assert_eq!(deadlocks, 0);
+}

@@ -394,6 +394,12 @@ async fn write_page(
             }
         }
         Creates::OneByOne => {
+            if requests.len() > 1 {
+                // Outside the savepoints, whose rollback would let go of the counters.
+                let storing: Vec<&CreateRequest> = requests.iter().collect();
+                crate::source_counters::take_in_key_order(&mut transaction, dialect, &storing)
+                    .await?;
+            }
             let mut created = Vec::with_capacity(requests.len());
             for (index, request) in requests.iter().enumerate() {
                 sqlx::query("SAVEPOINT connector_create")

@@ -129,6 +129,11 @@ async fn try_write_batch(
     batch: &[CreateRequest],
 ) -> StoreResult<Vec<StoreResult<Created>>> {
     let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
+    if batch.len() > 1 {
+        // Outside the savepoints, whose rollback would let go of the counters.
+        let storing: Vec<&CreateRequest> = batch.iter().collect();
+        crate::source_counters::take_in_key_order(&mut transaction, dialect, &storing).await?;
+    }
     let mut results = Vec::with_capacity(batch.len());
     let mut any_new = false;
     for request in batch {

@@ -113,6 +113,10 @@ pub async fn write(
             _ => None,
         })
         .collect();
+    if new_alerts.len() > ROWS_PER_STATEMENT {
+        let storing: Vec<&CreateRequest> = new_alerts.iter().map(|&index| &batch[index]).collect();
+        crate::source_counters::take_in_key_order(transaction, dialect, &storing).await?;
+    }
     let alert_ids = insert_alerts(transaction, dialect, batch, &new_alerts).await?;
 
     let mut investigate: Vec<(usize, i64)> = Vec::new();

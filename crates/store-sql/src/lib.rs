@@ -34,6 +34,7 @@ mod revisions;
 pub mod rows;
 mod scope;
 mod search;
+mod source_counters;
 mod strategies;
 mod system_events;
 mod tenants;
