@@ -155,6 +155,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "connector_writebacks",
         sql: include_str!("../migrations/0028_connector_writebacks.sql"),
     },
+    Migration {
+        version: 29,
+        name: "tag_triggers_after_a_conclusion",
+        sql: include_str!("../migrations/0029_tag_triggers_after_a_conclusion.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.
