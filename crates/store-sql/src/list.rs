@@ -1141,9 +1141,22 @@ fn push_row_filters(
             );
             builder.bind_list(query.insight_tag_names.iter().cloned())?;
             builder.push(" LIMIT 1)");
+        } else if query.alert_create.is_open() {
+            // Only the name, so that the one index that serves each investigation's check is
+            // the key (name, investigation). With the state as well, PostgreSQL without
+            // statistics (a database nothing has analysed yet) took the state index for
+            // the inner side of a nested loop and read every tagged investigation in the
+            // state again for each investigation of the other filters. The state is
+            // filtered on the investigation itself.
+            builder.push(
+                " AND i.id IN (SELECT investigation_id FROM investigation_tags WHERE name IN ",
+            );
+            builder.bind_list(query.insight_tag_names.iter().cloned())?;
+            builder.push(")");
         } else {
             // The tag rows' copies of the state and alert time (migration 0011) narrow
-            // the tagged investigations down in the index before any is looked up.
+            // the tagged investigations in the range down in the index before any is
+            // looked up.
             builder.push(
                 " AND i.id IN (SELECT investigation_id FROM investigation_tags WHERE name IN ",
             );
@@ -1416,6 +1429,17 @@ mod tests {
                 vec![(Success, 1_000), (Error, 1_000)],
                 0,
                 vec![Access::Matches, Access::Any],
+            ),
+            (
+                "a tag and a source, rare together, read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    direct_source_labels: vec!["s".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 48)],
+                0,
+                vec![Access::Matches],
             ),
             (
                 "common tags in an alert-creation range walk that order",
