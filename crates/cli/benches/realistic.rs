@@ -13,7 +13,7 @@
 //! `cargo bench -p sleuth-cli --bench realistic` (BENCH_ALERTS, default 20,000;
 //! BENCH_BACKENDS=sqlite,postgres with SLEUTH_TEST_POSTGRES_URL; BENCH_SEED; BENCH_CONNECTIONS,
 //! default 32; BENCH_REPEATS, default 50; BENCH_KEEP_DIR keeps SQLite's database file there
-//! for a look afterwards). The generator runs in this process, on the same cores as the
+//! for a look afterwards, and keeps PostgreSQL's database, printing its URL). The generator runs in this process, on the same cores as the
 //! server: its figures are those of the whole machine, printed with its load.
 #![allow(
     clippy::unwrap_used,
@@ -477,6 +477,11 @@ fn main() {
                         continue;
                     };
                     bench("postgres", database.url(), None).await;
+                    if std::env::var("BENCH_KEEP_DIR").is_ok() {
+                        println!("postgres database kept: {}", database.url());
+                        // Not dropped, so not dropped from the server either.
+                        std::mem::forget(database);
+                    }
                 }
                 other => println!("unknown backend {other}; skipped"),
             }
