@@ -12,7 +12,7 @@ use sleuth_store::{NewApiKey, NewUser, TenantScope, UserChanges};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum ApikeyCommand {
+pub(crate) enum ApikeyCommand {
     /// Create a key (and its user, if new). The key is printed alone on the last line.
     Create {
         /// admin, member or restricted-read-only.
@@ -54,7 +54,7 @@ pub enum ApikeyCommand {
     Revoke { id: i64 },
 }
 
-pub async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: ApikeyCommand) -> anyhow::Result<()> {
     let store = open_store(settings).await?;
     match command {
         ApikeyCommand::Create {

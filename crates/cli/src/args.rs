@@ -2,7 +2,7 @@
 
 /// A JSON argument given inline, or as `@FILE` to read it from a file; `what` names it in
 /// the error ("settings", "definition").
-pub fn json_argument(text: &str, what: &str) -> anyhow::Result<serde_json::Value> {
+pub(crate) fn json_argument(text: &str, what: &str) -> anyhow::Result<serde_json::Value> {
     let text = match text.strip_prefix('@') {
         Some(path) => std::fs::read_to_string(path)
             .map_err(|error| anyhow::anyhow!("cannot read {path}: {error}"))?,

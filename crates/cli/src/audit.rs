@@ -10,14 +10,14 @@ use sleuth_store::{AuditVerdict, NewAuditEntry, Store};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum AuditCommand {
+pub(crate) enum AuditCommand {
     /// Check that no entry was edited, deleted or inserted: exits 0 with the number of
     /// entries and the head hash (keep it elsewhere to detect even a rewritten log), or
     /// non-zero naming the first entry that does not match.
     Verify,
 }
 
-pub async fn run(settings: &Settings, command: AuditCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: AuditCommand) -> anyhow::Result<()> {
     match command {
         AuditCommand::Verify => {
             let store = open_store(settings).await?;
@@ -37,7 +37,7 @@ pub async fn run(settings: &Settings, command: AuditCommand) -> anyhow::Result<(
 /// Appends the entry of a write the command line made. The write is done by then; if it
 /// cannot be recorded, the command fails saying so, so an unaudited change never passes
 /// silently.
-pub async fn record(
+pub(crate) async fn record(
     store: &std::sync::Arc<dyn Store>,
     action: &str,
     resource_type: &str,

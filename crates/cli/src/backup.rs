@@ -20,7 +20,7 @@ use crate::audit;
 use crate::open::open_store;
 
 /// `sleuth backup --to FILE`.
-pub async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<()> {
+pub(crate) async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<()> {
     let url = &settings.database.url;
     let contents = if sleuth_store_sqlite::handles(url) {
         sleuth_store_sqlite::backup::backup(url, destination).await?
@@ -59,7 +59,7 @@ pub async fn backup(settings: &Settings, destination: &Path) -> anyhow::Result<(
 }
 
 /// `sleuth restore --from FILE`, into the configured database.
-pub async fn restore(settings: &Settings, backup_file: &Path) -> anyhow::Result<()> {
+pub(crate) async fn restore(settings: &Settings, backup_file: &Path) -> anyhow::Result<()> {
     let url = &settings.database.url;
     let shown = sleuth_jobs::settings::redact_url_password(url);
     let contents = if sleuth_store_sqlite::handles(url) {

@@ -9,7 +9,7 @@ use sleuth_store::{ConnectorChanges, ConnectorRecord, NewConnector, Store};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum ConnectorCommand {
+pub(crate) enum ConnectorCommand {
     /// Make a connector; it polls from the next start of a `serve` or `worker` process.
     Add {
         #[arg(long)]
@@ -119,7 +119,7 @@ fn line(connector: &ConnectorRecord, now: chrono::DateTime<chrono::Utc>) -> Stri
     )
 }
 
-pub async fn run(settings: &Settings, command: ConnectorCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: ConnectorCommand) -> anyhow::Result<()> {
     let store = open_store(settings).await?;
     let now = chrono::Utc::now();
     match command {

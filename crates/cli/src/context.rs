@@ -7,7 +7,7 @@ use clap::Subcommand;
 use sleuth_jobs::Settings;
 
 #[derive(Debug, Subcommand)]
-pub enum ContextCommand {
+pub(crate) enum ContextCommand {
     /// Validate a context file or directory and summarise it (exit status 1 if invalid).
     Check {
         /// The file or directory (default: the configured engine.context_file).
@@ -15,7 +15,7 @@ pub enum ContextCommand {
     },
 }
 
-pub fn run(settings: &Settings, command: ContextCommand) -> anyhow::Result<()> {
+pub(crate) fn run(settings: &Settings, command: ContextCommand) -> anyhow::Result<()> {
     let ContextCommand::Check { path } = command;
     let path = path
         .or_else(|| settings.engine.context_file.clone())

@@ -11,7 +11,7 @@ use sleuth_store::{DataSourceChanges, DataSourceRecord, NewDataSource};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum DataSourceCommand {
+pub(crate) enum DataSourceCommand {
     /// List the definitions Sleuth ships.
     Shipped,
     /// Add a source; every `serve` and `worker` process asks it within
@@ -82,7 +82,7 @@ fn line(record: &DataSourceRecord) -> String {
     )
 }
 
-pub async fn run(settings: &Settings, command: DataSourceCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: DataSourceCommand) -> anyhow::Result<()> {
     if let DataSourceCommand::Shipped = command {
         for shipped in sleuth_sources::shipped::all() {
             println!("{:<18}  {}", shipped.name, shipped.description);

@@ -17,9 +17,9 @@ use sleuth_engine::EngineInput;
 use sleuth_engine::scoring::{self, Label, Report, Scored};
 
 /// The label file a team writes beside its alerts.
-pub const LABEL_FILE: &str = "labels.toml";
+pub(crate) const LABEL_FILE: &str = "labels.toml";
 
-pub fn run(
+pub(crate) fn run(
     directory: &Path,
     context: Option<&Path>,
     configured_context: Option<&Path>,

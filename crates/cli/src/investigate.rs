@@ -13,7 +13,7 @@ use sleuth_store::{
     AlertRecord, DEFAULT_TENANT_UNION_ID, FeedbackRecord, InvestigationRecord, TenantUnion,
 };
 
-pub fn run(
+pub(crate) fn run(
     file: &Path,
     schema_key: Option<&str>,
     context_file: Option<&Path>,

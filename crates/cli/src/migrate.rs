@@ -7,7 +7,7 @@ use crate::secret;
 
 /// Migrates the schema, then, with a secrets key, seals the secrets that need it (as every
 /// start does): those an older Sleuth stored in plaintext, and those of a previous key.
-pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
+pub(crate) async fn migrate(settings: &Settings) -> anyhow::Result<()> {
     let keyring = secret::keyring(settings)?;
     let store = open_store(settings).await?;
     store.check_ready().await?;

@@ -7,7 +7,7 @@ use sleuth_jobs::Settings;
 use sleuth_store::Store;
 
 /// Opens and migrates the database named by the settings.
-pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+pub(crate) async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     let url = &settings.database.url;
     let shown = sleuth_jobs::settings::redact_url_password(url);
     if sleuth_store_sqlite::handles(url) {

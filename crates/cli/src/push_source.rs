@@ -9,7 +9,7 @@ use sleuth_store::{NewPushSource, PushKind, PushSourceChanges};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum PushSourceCommand {
+pub(crate) enum PushSourceCommand {
     /// Make a push source and print its URL and token (shown only this once).
     Add {
         #[arg(long)]
@@ -45,7 +45,7 @@ fn push_url(settings: &Settings, id: i64) -> String {
     format!("{}/app/api/v1/push/{id}", base.trim_end_matches('/'))
 }
 
-pub async fn run(settings: &Settings, command: PushSourceCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: PushSourceCommand) -> anyhow::Result<()> {
     let store = open_store(settings).await?;
     let now = chrono::Utc::now();
     match command {

@@ -13,10 +13,10 @@ use sleuth_sandbox::Sandbox;
 use sleuth_store::Store;
 
 /// The subcommand `main` dispatches to the launcher before anything else runs.
-pub const LAUNCHER_SUBCOMMAND: &str = "sandbox-exec";
+pub(crate) const LAUNCHER_SUBCOMMAND: &str = "sandbox-exec";
 
 /// Probes the host once (tens of milliseconds) and logs what it found.
-pub async fn probe(settings: &Settings) -> anyhow::Result<Sandbox> {
+pub(crate) async fn probe(settings: &Settings) -> anyhow::Result<Sandbox> {
     let launcher = std::env::current_exe()
         .context("cannot find this program's own path to re-execute it as the sandbox launcher")?;
     let config = settings
@@ -36,7 +36,7 @@ pub async fn probe(settings: &Settings) -> anyhow::Result<Sandbox> {
 
 /// Fires `triggers` from a command that exits when done, and waits for the runs to end so
 /// that they are not cut short. Probes a sandbox only when some script would run.
-pub async fn fire_and_wait(
+pub(crate) async fn fire_and_wait(
     settings: &Settings,
     store: &Arc<dyn Store>,
     triggers: &[&str],

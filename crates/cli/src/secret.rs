@@ -16,7 +16,7 @@ use sleuth_store::{SecretValue, Store};
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum SecretCommand {
+pub(crate) enum SecretCommand {
     /// Create or replace a secret; its value is read from stdin (one trailing newline is
     /// dropped), e.g. `printf %s "$TOKEN" | sleuth secret set EDR_TOKEN`. Needs the key
     /// (secrets.key_file or SLEUTH_SECRETS__KEY).
@@ -48,7 +48,7 @@ fn check_name(name: &str) -> anyhow::Result<()> {
 }
 
 /// The keyring the settings name, if any; a key that does not load is an error.
-pub fn keyring(settings: &Settings) -> anyhow::Result<Option<Keyring>> {
+pub(crate) fn keyring(settings: &Settings) -> anyhow::Result<Option<Keyring>> {
     Ok(Keyring::from_settings(&settings.secrets)?)
 }
 
@@ -62,7 +62,7 @@ fn required_keyring(settings: &Settings) -> anyhow::Result<Keyring> {
 }
 
 /// Seals what needs sealing and says what it did; fails when some secret cannot be opened.
-pub async fn reseal(store: &Arc<dyn Store>, keyring: &Keyring) -> anyhow::Result<()> {
+pub(crate) async fn reseal(store: &Arc<dyn Store>, keyring: &Keyring) -> anyhow::Result<()> {
     let report = sleuth_jobs::script_secrets::reseal(store, keyring).await?;
     eprintln!(
         "secrets sealed with key {}: {} from plaintext, {} from the previous key",
@@ -103,7 +103,7 @@ fn write_new_key(out: &PathBuf) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn run(settings: &Settings, command: SecretCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: SecretCommand) -> anyhow::Result<()> {
     match command {
         SecretCommand::Set { name } => {
             check_name(&name)?;

@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use crate::open::open_store;
 
 /// The email of the admin created on first start.
-pub const FIRST_ADMIN_EMAIL: &str = "admin@sleuth.local";
+pub(crate) const FIRST_ADMIN_EMAIL: &str = "admin@sleuth.local";
 
-pub async fn serve(settings: Settings) -> anyhow::Result<()> {
+pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&settings.server.listen)
         .await
         .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", settings.server.listen))?;
@@ -49,7 +49,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn worker(settings: Settings) -> anyhow::Result<()> {
+pub(crate) async fn worker(settings: Settings) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     let sandbox = crate::sandbox::probe(&settings).await?;
     let state = runtime_with_context(&settings)?;

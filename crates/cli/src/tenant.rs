@@ -8,7 +8,7 @@ use sleuth_store::TenantUnionInput;
 use crate::open::open_store;
 
 #[derive(Debug, Subcommand)]
-pub enum TenantCommand {
+pub(crate) enum TenantCommand {
     /// Create a tenant union; alerts naming one of its tenant ids join it.
     Create {
         #[arg(long)]
@@ -24,7 +24,7 @@ pub enum TenantCommand {
     List,
 }
 
-pub async fn run(settings: &Settings, command: TenantCommand) -> anyhow::Result<()> {
+pub(crate) async fn run(settings: &Settings, command: TenantCommand) -> anyhow::Result<()> {
     let store = open_store(settings).await?;
     match command {
         TenantCommand::Create {

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ErrorCode};
 /// How much of a plain-text error body is read to be quoted.
 const QUOTED_BYTES: usize = 2048;
 
-pub async fn ensure_json(response: Response) -> Response {
+pub(crate) async fn ensure_json(response: Response) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
         return response;

@@ -8,7 +8,7 @@ use crate::state::AppState;
 
 /// `server.public_url` when configured; otherwise the request's own scheme and host
 /// (honouring `X-Forwarded-Proto` from a proxy).
-pub fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     if let Some(public_url) = &state.settings().server.public_url {
         return public_url.trim_end_matches('/').to_string();
     }
@@ -37,7 +37,7 @@ fn is_plausible_host(host: &str) -> bool {
 }
 
 /// The next and previous page URLs of any list paged by `limit` and `offset`.
-pub fn page_links_at(
+pub(crate) fn page_links_at(
     base_url: &str,
     path: &str,
     pairs: &QueryPairs,
@@ -59,7 +59,7 @@ pub fn page_links_at(
 /// The page links of a page that holds `read` items from `offset` on, which may be fewer
 /// than `limit` (a list answer's byte budget): the next page starts after the last item
 /// this one holds, with the same limit.
-pub fn page_links_after(
+pub(crate) fn page_links_after(
     base_url: &str,
     path: &str,
     pairs: &QueryPairs,
@@ -79,7 +79,7 @@ pub fn page_links_after(
 /// The headers that page a list whose body has no room for links (an array, or a shape
 /// DESIGN.md fixes as `{count, results}`): `Link: <url>; rel="next"` (RFC 8288) while more
 /// follow, and with `total`, `X-Total-Count`.
-pub fn paging_headers(next: Option<&str>, total: Option<u64>) -> HeaderMap {
+pub(crate) fn paging_headers(next: Option<&str>, total: Option<u64>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     if let Some(total) = total {
         headers.insert("x-total-count", HeaderValue::from(total));

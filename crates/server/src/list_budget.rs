@@ -25,11 +25,11 @@ use crate::links;
 use crate::state::AppState;
 
 /// The most rows the first read of a page asks for: a default page in one read.
-pub const FIRST_READ_ROWS: u32 = 20;
+pub(crate) const FIRST_READ_ROWS: u32 = 20;
 
 /// A page cut to its budget.
 #[derive(Debug)]
-pub struct BudgetedPage {
+pub(crate) struct BudgetedPage {
     /// How many items match, over all pages.
     pub total: u64,
     pub items: Vec<Box<RawValue>>,
@@ -41,7 +41,7 @@ pub struct BudgetedPage {
 /// How many rows the next read asks for: all the page still wants when the items so far
 /// say they fit in what is left of the budget, otherwise as many as should fit plus one (the
 /// one that tells the page is full), never fewer than one.
-pub fn next_read_rows(
+pub(crate) fn next_read_rows(
     rows_wanted: u32,
     budget_left: usize,
     items_so_far: usize,
@@ -59,14 +59,14 @@ pub fn next_read_rows(
 
 /// Serialized items up to a byte budget.
 #[derive(Debug)]
-pub struct Collector {
+pub(crate) struct Collector {
     budget: usize,
     items: Vec<Box<RawValue>>,
     bytes: usize,
 }
 
 impl Collector {
-    pub fn new(budget: usize) -> Collector {
+    pub(crate) fn new(budget: usize) -> Collector {
         Collector {
             budget,
             items: Vec::new(),
@@ -75,7 +75,7 @@ impl Collector {
     }
 
     /// How many rows the next read should ask for, of `rows_wanted` (`next_read_rows`).
-    pub fn rows_to_read(&self, rows_wanted: u32) -> u32 {
+    pub(crate) fn rows_to_read(&self, rows_wanted: u32) -> u32 {
         next_read_rows(
             rows_wanted,
             self.budget.saturating_sub(self.bytes),
@@ -86,7 +86,7 @@ impl Collector {
 
     /// Adds the item, serialized, unless it would take the items past the budget; the first
     /// always fits. False when it did not fit: the collection is full.
-    pub fn push(&mut self, item: &impl Serialize) -> serde_json::Result<bool> {
+    pub(crate) fn push(&mut self, item: &impl Serialize) -> serde_json::Result<bool> {
         let serialized = serde_json::value::to_raw_value(item)?;
         // Its separator in the answer: a comma, or a newline in JSON Lines.
         let size = serialized.get().len() + 1;
@@ -98,11 +98,11 @@ impl Collector {
         Ok(true)
     }
 
-    pub fn items_held(&self) -> usize {
+    pub(crate) fn items_held(&self) -> usize {
         self.items.len()
     }
 
-    pub fn into_items(self) -> Vec<Box<RawValue>> {
+    pub(crate) fn into_items(self) -> Vec<Box<RawValue>> {
         self.items
     }
 }
@@ -111,7 +111,7 @@ impl Collector {
 /// one item), of a list the store reads by offset: `read(rows, offset)` answers the list's
 /// total and up to `rows` records from `offset` on. `id` tells a record seen twice (the list
 /// moved between two reads) so it is sent once; `item` makes what is sent of a record.
-pub async fn page<R, T, Read, Reading>(
+pub(crate) async fn page<R, T, Read, Reading>(
     limit: u32,
     offset: u64,
     budget: usize,
@@ -168,7 +168,7 @@ where
 }
 
 /// A page a request asks for, and where its list lives, for the link to the page after it.
-pub struct PageRequest<'a> {
+pub(crate) struct PageRequest<'a> {
     pub base_url: String,
     /// The list's path (`/app/api/v1/audit-log`).
     pub path: &'a str,
@@ -179,7 +179,7 @@ pub struct PageRequest<'a> {
 }
 
 impl<'a> PageRequest<'a> {
-    pub fn new(
+    pub(crate) fn new(
         state: &AppState,
         headers: &HeaderMap,
         path: &'a str,
@@ -199,7 +199,7 @@ impl<'a> PageRequest<'a> {
 
 /// [`page`] for a request, with the URL of the page after it while more follow (it starts
 /// after the last item sent: `links::page_links_after`).
-pub async fn linked_page<R, T, Read, Reading>(
+pub(crate) async fn linked_page<R, T, Read, Reading>(
     request: &PageRequest<'_>,
     read: Read,
     id: impl Fn(&R) -> i64,
@@ -233,7 +233,7 @@ where
 
 /// One page of `query`, at most `budget` bytes of items (or one item), each item made by
 /// `item` from its record.
-pub async fn investigations<T: Serialize>(
+pub(crate) async fn investigations<T: Serialize>(
     store: &dyn Store,
     query: &InvestigationQuery,
     budget: usize,

@@ -10,8 +10,8 @@ use utoipa::IntoParams;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{QueryPairs, query_integer};
 
-pub const DEFAULT_LIMIT: u32 = 20;
-pub const MAX_LIMIT: u32 = 1000;
+pub(crate) const DEFAULT_LIMIT: u32 = 20;
+pub(crate) const MAX_LIMIT: u32 = 1000;
 const MAX_SEARCH_CHARACTERS: usize = 500;
 const MAX_VALUES_PER_FILTER: usize = 100;
 
@@ -19,7 +19,7 @@ const MAX_VALUES_PER_FILTER: usize = 100;
 #[derive(Debug, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // Read by utoipa's derive for the OpenAPI description only.
-pub struct ListParameters {
+pub(crate) struct ListParameters {
     /// Alert creation time from (ISO 8601 date or date-time; inclusive).
     alert_create_from: Option<String>,
     /// Alert creation time until (inclusive; a date alone means the end of that day).
@@ -61,13 +61,13 @@ pub struct ListParameters {
 
 /// `limit` (default 20, at least 1, clamped to 1000) and `offset` (default 0), as every
 /// list of ours takes them.
-pub fn page_parameters(pairs: &QueryPairs) -> ApiResult<(u32, u64)> {
+pub(crate) fn page_parameters(pairs: &QueryPairs) -> ApiResult<(u32, u64)> {
     page_parameters_or(pairs, DEFAULT_LIMIT)
 }
 
 /// `page_parameters` with another default limit: the most a page holds, for a list whose
 /// clients have always had it whole (an investigation's notes).
-pub fn page_parameters_or(pairs: &QueryPairs, default_limit: u32) -> ApiResult<(u32, u64)> {
+pub(crate) fn page_parameters_or(pairs: &QueryPairs, default_limit: u32) -> ApiResult<(u32, u64)> {
     let limit = match query_integer(pairs, "limit")? {
         None => default_limit.min(MAX_LIMIT),
         Some(limit) if limit < 1 => {
@@ -86,7 +86,7 @@ pub fn page_parameters_or(pairs: &QueryPairs, default_limit: u32) -> ApiResult<(
 }
 
 /// The free-text `search` parameter, at most 500 characters.
-pub fn search_parameter(pairs: &QueryPairs) -> ApiResult<Option<String>> {
+pub(crate) fn search_parameter(pairs: &QueryPairs) -> ApiResult<Option<String>> {
     let search = pairs.one("search").map(str::to_string);
     if search
         .as_ref()
@@ -102,7 +102,11 @@ pub fn search_parameter(pairs: &QueryPairs) -> ApiResult<Option<String>> {
 
 /// A time range from two parameters (`from` and `until`, say); `until` may not precede
 /// `from`.
-pub fn time_range(pairs: &QueryPairs, from_name: &str, until_name: &str) -> ApiResult<TimeRange> {
+pub(crate) fn time_range(
+    pairs: &QueryPairs,
+    from_name: &str,
+    until_name: &str,
+) -> ApiResult<TimeRange> {
     let from = pairs
         .one(from_name)
         .map(|raw| parse_time(raw, false).ok_or_else(|| bad_time(from_name, raw)))
@@ -122,7 +126,7 @@ pub fn time_range(pairs: &QueryPairs, from_name: &str, until_name: &str) -> ApiR
     Ok(TimeRange { from, until })
 }
 
-pub fn parse(pairs: &QueryPairs) -> ApiResult<InvestigationQuery> {
+pub(crate) fn parse(pairs: &QueryPairs) -> ApiResult<InvestigationQuery> {
     let (limit, offset) = page_parameters(pairs)?;
     let search = search_parameter(pairs)?;
     Ok(InvestigationQuery {
@@ -191,7 +195,7 @@ fn clip(value: &str) -> String {
 }
 
 /// The non-empty values of a repeatable parameter; a comma inside a value is data.
-pub fn strings(pairs: &QueryPairs, name: &str) -> ApiResult<Vec<String>> {
+pub(crate) fn strings(pairs: &QueryPairs, name: &str) -> ApiResult<Vec<String>> {
     let values: Vec<String> = pairs
         .all(name)
         .filter(|value| !value.is_empty())
@@ -248,7 +252,7 @@ fn bad_time(name: &str, raw: &str) -> ApiError {
 /// ISO 8601: a date-time with offset, a date-time without one (UTC), or a date alone (its
 /// first microsecond, or its last when it ends a range, so `until=2026-03-01` includes
 /// the whole day).
-pub fn parse_time(raw: &str, end_of_day: bool) -> Option<Timestamp> {
+pub(crate) fn parse_time(raw: &str, end_of_day: bool) -> Option<Timestamp> {
     let raw = raw.trim();
     if let Ok(time) = chrono::DateTime::parse_from_rfc3339(raw) {
         return Some(time.with_timezone(&Utc));

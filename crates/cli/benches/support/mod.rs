@@ -5,9 +5,9 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 
-pub type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+pub(crate) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-pub async fn connect(address: &str) -> Sender {
+pub(crate) async fn connect(address: &str) -> Sender {
     let stream = tokio::net::TcpStream::connect(address)
         .await
         .expect("connect");
@@ -20,7 +20,7 @@ pub async fn connect(address: &str) -> Sender {
     sender
 }
 
-pub async fn send(
+pub(crate) async fn send(
     sender: &mut Sender,
     method: &str,
     path: &str,
@@ -51,7 +51,7 @@ pub async fn send(
 }
 
 /// The value at `fraction` (0 to 1) of `sorted`.
-pub fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }

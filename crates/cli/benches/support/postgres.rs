@@ -1,7 +1,7 @@
 //! A fresh PostgreSQL database for a bench run, on the server the tests use.
 
 /// Drops and creates database `name` on the server of `server_url`; returns its URL.
-pub async fn recreate_postgres_database(server_url: &str, name: &str) -> String {
+pub(crate) async fn recreate_postgres_database(server_url: &str, name: &str) -> String {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
     let mut connection = sqlx::AnyConnection::connect(server_url)

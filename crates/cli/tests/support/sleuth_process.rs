@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -15,7 +15,7 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
 }
 
@@ -28,7 +28,7 @@ impl Drop for Server {
 
 /// Starts `sleuth serve` on `port` with `environment`; returns it, once ready, and on a
 /// fresh database the first admin key it printed.
-pub fn start(
+pub(crate) fn start(
     database: &str,
     port: u16,
     environment: &[(&str, String)],
@@ -76,7 +76,7 @@ pub fn start(
 }
 
 /// One request on a connection of its own: the status and the body.
-pub fn http(
+pub(crate) fn http(
     port: u16,
     method: &str,
     path: &str,

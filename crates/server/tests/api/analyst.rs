@@ -69,7 +69,7 @@ async fn add_note(app: &TestApp, investigation_id: i64, key: &str, text: &str) -
 }
 
 /// A second member, made through the users and keys API; returns their key.
-pub async fn another_member(app: &TestApp, email: &str) -> String {
+pub(crate) async fn another_member(app: &TestApp, email: &str) -> String {
     let user = app
         .post(
             "/app/api/v1/users",
@@ -793,7 +793,7 @@ async fn script_on(app: &TestApp, trigger: &str, code: &str) -> i64 {
 
 /// The script's runs once `count` have ended. Firing is asynchronous by design (it never
 /// delays the request), so this polls, boundedly.
-pub async fn ended_runs(app: &TestApp, script_id: i64, count: usize) -> Vec<Value> {
+pub(crate) async fn ended_runs(app: &TestApp, script_id: i64, count: usize) -> Vec<Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let answer = app

@@ -16,12 +16,12 @@ use sleuth_test_support::fixtures;
 use tokio::sync::oneshot;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     Sqlite,
     Postgres,
 }
 
-pub struct TestApp {
+pub(crate) struct TestApp {
     pub address: String,
     pub admin_key: String,
     pub member_key: String,
@@ -34,7 +34,7 @@ pub struct TestApp {
 
 /// An HTTP answer: status, headers and the body parsed as JSON (Null when empty or not JSON).
 #[derive(Debug)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub headers: hyper::HeaderMap,
     pub text: String,
@@ -43,11 +43,11 @@ pub struct Answer {
 
 impl TestApp {
     /// A running app on `backend`, or None when that backend is not available here.
-    pub async fn start(backend: Backend) -> Option<TestApp> {
+    pub(crate) async fn start(backend: Backend) -> Option<TestApp> {
         TestApp::start_with(backend, |_| {}).await
     }
 
-    pub async fn start_with(
+    pub(crate) async fn start_with(
         backend: Backend,
         configure: impl FnOnce(&mut Settings),
     ) -> Option<TestApp> {
@@ -105,21 +105,21 @@ impl TestApp {
     }
 
     /// Runs every ready investigation; returns how many ran.
-    pub async fn drain(&self) -> usize {
+    pub(crate) async fn drain(&self) -> usize {
         sleuth_jobs::workers::drain(&self.state, &self.store)
             .await
             .expect("drain the queue")
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
     }
 
-    pub async fn get(&self, path: &str, key: &str) -> Answer {
+    pub(crate) async fn get(&self, path: &str, key: &str) -> Answer {
         request(&self.address, "GET", path, Some(key), None, None).await
     }
 
-    pub async fn post(&self, path: &str, key: &str, body: &Value) -> Answer {
+    pub(crate) async fn post(&self, path: &str, key: &str, body: &Value) -> Answer {
         let text = body.to_string();
         request(
             &self.address,
@@ -132,7 +132,7 @@ impl TestApp {
         .await
     }
 
-    pub async fn patch(&self, path: &str, key: &str, body: &Value) -> Answer {
+    pub(crate) async fn patch(&self, path: &str, key: &str, body: &Value) -> Answer {
         let text = body.to_string();
         request(
             &self.address,
@@ -146,7 +146,7 @@ impl TestApp {
     }
 
     /// Any request, for the hostile cases (no key, odd content types, raw bytes).
-    pub async fn raw(
+    pub(crate) async fn raw(
         &self,
         method: &str,
         path: &str,
@@ -158,7 +158,7 @@ impl TestApp {
     }
 
     /// Creates an investigation for `alert` via the API and returns its id.
-    pub async fn create(&self, alert: &Value) -> i64 {
+    pub(crate) async fn create(&self, alert: &Value) -> i64 {
         let answer = self
             .post(
                 "/app/api/v1/investigation/create",
@@ -174,7 +174,7 @@ impl TestApp {
 }
 
 /// Serves an app on an ephemeral loopback port; dropping the sender stops it.
-pub async fn serve(state: AppState) -> (String, oneshot::Sender<()>) {
+pub(crate) async fn serve(state: AppState) -> (String, oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -210,7 +210,7 @@ async fn add_user(store: &Arc<dyn Store>, email: &str, role: Role) -> String {
     secret
 }
 
-pub async fn request(
+pub(crate) async fn request(
     address: &str,
     method: &str,
     path: &str,
@@ -223,7 +223,7 @@ pub async fn request(
 }
 
 /// A request with any headers (a vendor's own: signatures, challenges, basic auth).
-pub async fn request_with_headers(
+pub(crate) async fn request_with_headers(
     address: &str,
     method: &str,
     path: &str,
@@ -285,7 +285,7 @@ pub async fn request_with_headers(
 }
 
 /// Asserts the DESIGN.md error body: error_msg and detail (equal) and the stable code.
-pub fn assert_error(answer: &Answer, status: u16, code: &str) {
+pub(crate) fn assert_error(answer: &Answer, status: u16, code: &str) {
     assert_eq!(answer.status, status, "{}", answer.text);
     assert_eq!(answer.json["code"], code, "{}", answer.text);
     let message = answer.json["error_msg"]
@@ -320,7 +320,7 @@ macro_rules! on_both_backends {
 
 /// Sends a request whose body the server may refuse before reading it (413): writes in the
 /// background, ignoring a reset once the server answered, and reads the answer.
-pub async fn send_oversized(address: &str, path: &str, key: &str, body: Vec<u8>) -> Answer {
+pub(crate) async fn send_oversized(address: &str, path: &str, key: &str, body: Vec<u8>) -> Answer {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let stream = tokio::net::TcpStream::connect(address)
         .await

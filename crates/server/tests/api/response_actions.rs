@@ -61,7 +61,10 @@ crate::on_both_backends!(scripts_answer_503_without_a_sandbox);
 static NEXT_UID_RANGE: AtomicU32 = AtomicU32::new(0);
 
 /// An app whose strict sandbox uses its own uids, so tests side by side never share a slot.
-pub async fn start(backend: Backend, configure: impl FnOnce(&mut Settings)) -> Option<TestApp> {
+pub(crate) async fn start(
+    backend: Backend,
+    configure: impl FnOnce(&mut Settings),
+) -> Option<TestApp> {
     let range = NEXT_UID_RANGE.fetch_add(1, Ordering::Relaxed);
     let app = TestApp::start_with(backend, |settings| {
         let sandbox = &mut settings.sandbox;

@@ -352,7 +352,7 @@ fn investigation_common() -> Vec<Field> {
 }
 
 /// SPEC's single-read investigation (GET by id).
-pub fn assert_single_read(value: &Value) {
+pub(crate) fn assert_single_read(value: &Value) {
     let mut fields = investigation_common();
     fields.extend([
         field("alert", Kind::Shape(alert_full)),
@@ -369,7 +369,7 @@ pub fn assert_single_read(value: &Value) {
 }
 
 /// SPEC's list-item investigation.
-pub fn assert_list_item(value: &Value) {
+pub(crate) fn assert_list_item(value: &Value) {
     let mut fields = investigation_common();
     fields.extend([
         field("alert", Kind::Shape(alert_list)),
@@ -384,7 +384,7 @@ pub fn assert_list_item(value: &Value) {
 }
 
 /// SPEC's paginated list.
-pub fn assert_page(value: &Value) {
+pub(crate) fn assert_page(value: &Value) {
     fn results(value: &Value, path: &str) {
         for (index, item) in value
             .as_array()
@@ -409,13 +409,13 @@ pub fn assert_page(value: &Value) {
 }
 
 /// SPEC's User.
-pub fn assert_user(value: &Value) {
+pub(crate) fn assert_user(value: &Value) {
     user(value, "user");
 }
 
 /// A user as the users endpoints show it: SPEC's User and `tenant_union_ids` (null, or the
 /// ids of the tenant unions the user is bound to).
-pub fn assert_managed_user(value: &Value) {
+pub(crate) fn assert_managed_user(value: &Value) {
     let ids = &value["tenant_union_ids"];
     assert!(
         ids.is_null()
@@ -434,12 +434,12 @@ pub fn assert_managed_user(value: &Value) {
 }
 
 /// SPEC's Investigation feedback.
-pub fn assert_feedback(value: &Value) {
+pub(crate) fn assert_feedback(value: &Value) {
     feedback(value, "feedback");
 }
 
 /// SPEC's Investigation note.
-pub fn assert_note(value: &Value) {
+pub(crate) fn assert_note(value: &Value) {
     check(
         value,
         &[
@@ -527,7 +527,7 @@ fn custom_priority(value: &Value, path: &str) {
 }
 
 /// SPEC's Custom strategy (combined strategy and one version).
-pub fn assert_strategy(value: &Value) {
+pub(crate) fn assert_strategy(value: &Value) {
     check(
         value,
         &[

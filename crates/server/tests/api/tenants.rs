@@ -71,7 +71,7 @@ async fn customers(app: &TestApp) -> Customers {
 }
 
 /// A new user of `role` bound to `unions`, and a key of theirs made without naming unions.
-pub async fn bound_key(app: &TestApp, email: &str, role: &str, unions: &[i64]) -> String {
+pub(crate) async fn bound_key(app: &TestApp, email: &str, role: &str, unions: &[i64]) -> String {
     let user = app
         .post(
             USERS,

@@ -19,23 +19,24 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
 /// The secret (client secret or API token) every loopback vendor accepts.
-pub const SECRET: &str = "loopback-vendor-secret-7f3a";
-pub const CLIENT_ID: &str = "sleuth-client";
+pub(crate) const SECRET: &str = "loopback-vendor-secret-7f3a";
+pub(crate) const CLIENT_ID: &str = "sleuth-client";
 /// The secret-store names the connectors of these tests read: the secret above, and a
 /// Google service account key.
-pub const SECRET_NAME: &str = "VENDOR_TOKEN";
-pub const GOOGLE_KEY_NAME: &str = "GOOGLE_SERVICE_ACCOUNT";
+pub(crate) const SECRET_NAME: &str = "VENDOR_TOKEN";
+pub(crate) const GOOGLE_KEY_NAME: &str = "GOOGLE_SERVICE_ACCOUNT";
 /// The service account the loopback Google knows, and the admin it may act for.
-pub const GOOGLE_ACCOUNT: &str = "sleuth-alerts@sleuth-test.iam.gserviceaccount.com";
-pub const GOOGLE_ADMIN: &str = "secops-admin@example.com";
+pub(crate) const GOOGLE_ACCOUNT: &str = "sleuth-alerts@sleuth-test.iam.gserviceaccount.com";
+pub(crate) const GOOGLE_ADMIN: &str = "secops-admin@example.com";
 const GOOGLE_SCOPE: &str = "https://www.googleapis.com/auth/apps.alerts";
 /// Test-only RSA keys: the account's own, and one Google does not know.
 const GOOGLE_TEST_KEY: &str =
     include_str!("../../../connectors/testdata/service-account-test-key.pem");
-pub const OTHER_TEST_KEY: &str = include_str!("../../../connectors/testdata/other-test-key.pem");
+pub(crate) const OTHER_TEST_KEY: &str =
+    include_str!("../../../connectors/testdata/other-test-key.pem");
 
 /// A service account key file as Google's console gives it, holding `private_key`.
-pub fn google_key_file(private_key: &str) -> String {
+pub(crate) fn google_key_file(private_key: &str) -> String {
     json!({
         "type": "service_account",
         "project_id": "sleuth-test",
@@ -50,7 +51,7 @@ pub fn google_key_file(private_key: &str) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Vendor {
+pub(crate) enum Vendor {
     Crowdstrike,
     Graph,
     Okta,
@@ -60,7 +61,7 @@ pub enum Vendor {
 }
 
 impl Vendor {
-    pub fn kind(self) -> &'static str {
+    pub(crate) fn kind(self) -> &'static str {
         match self {
             Vendor::Crowdstrike => "crowdstrike",
             Vendor::Graph => "graph_security",
@@ -72,12 +73,12 @@ impl Vendor {
     }
 
     /// Signs in for a token (OAuth2 client credentials, or Google's signed JWT).
-    pub fn oauth(self) -> bool {
+    pub(crate) fn oauth(self) -> bool {
         matches!(self, Vendor::Crowdstrike | Vendor::Graph | Vendor::Google)
     }
 
     /// The name of the secret its connector reads, and the value stored under it.
-    pub fn secret(self) -> (&'static str, String) {
+    pub(crate) fn secret(self) -> (&'static str, String) {
         match self {
             Vendor::Google => (GOOGLE_KEY_NAME, google_key_file(GOOGLE_TEST_KEY)),
             _ => (SECRET_NAME, SECRET.to_owned()),
@@ -85,7 +86,7 @@ impl Vendor {
     }
 
     /// The connector settings that point at this loopback vendor.
-    pub fn settings(self, address: &str, page_size: u32) -> Value {
+    pub(crate) fn settings(self, address: &str, page_size: u32) -> Value {
         let base = format!("http://{address}");
         let mut settings = json!({
             "base_url": base,
@@ -111,7 +112,7 @@ impl Vendor {
     }
 
     /// Alert `index` of the backlog: the vendor's sample with its own id and time.
-    pub fn alert(self, index: usize, at: DateTime<Utc>) -> Value {
+    pub(crate) fn alert(self, index: usize, at: DateTime<Utc>) -> Value {
         let time = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         match self {
             Vendor::Crowdstrike => {
@@ -178,14 +179,14 @@ impl Vendor {
     }
 }
 
-pub fn sample(name: &str) -> Value {
+pub(crate) fn sample(name: &str) -> Value {
     let path = format!("{}/../parsers/samples/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// When the vendor misbehaves, counted in API requests (sign-ins not counted), from 1.
 #[derive(Debug, Clone, Default)]
-pub struct Faults {
+pub(crate) struct Faults {
     /// This request answers 429 with `Retry-After: 1`.
     pub rate_limit_at: Option<usize>,
     /// This request answers 503, once.
@@ -200,20 +201,20 @@ pub struct Faults {
 
 /// One request the vendor answered.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub path: String,
     pub authorization: Option<String>,
     pub status: u16,
     pub at: Instant,
 }
 
-pub struct LoopbackVendor {
+pub(crate) struct LoopbackVendor {
     pub address: String,
     pub shared: Arc<Shared>,
     _server: tokio::task::JoinHandle<()>,
 }
 
-pub struct Shared {
+pub(crate) struct Shared {
     vendor: Vendor,
     pub alerts: Mutex<Vec<Value>>,
     pub faults: Mutex<Faults>,
@@ -232,7 +233,7 @@ pub struct Shared {
 
 impl LoopbackVendor {
     /// A vendor holding `count` alerts, one a second from two hours ago.
-    pub async fn start(vendor: Vendor, count: usize, faults: Faults) -> LoopbackVendor {
+    pub(crate) async fn start(vendor: Vendor, count: usize, faults: Faults) -> LoopbackVendor {
         let start = Utc::now() - Duration::hours(2);
         let alerts = (0..count)
             .map(|index| vendor.alert(index, start + Duration::milliseconds(index as i64 * 1000)))
@@ -290,16 +291,16 @@ impl LoopbackVendor {
         }
     }
 
-    pub fn api_requests(&self) -> usize {
+    pub(crate) fn api_requests(&self) -> usize {
         self.shared.api_requests.load(Ordering::SeqCst)
     }
 
-    pub fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.shared.seen.lock().unwrap().clone()
     }
 
     /// Adds alerts after the backlog, newer than any in it.
-    pub fn add_alerts(&self, count: usize) {
+    pub(crate) fn add_alerts(&self, count: usize) {
         let mut alerts = self.shared.alerts.lock().unwrap();
         let newest = alerts
             .iter()
