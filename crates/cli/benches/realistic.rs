@@ -6,7 +6,12 @@
 //! 2. the drain: the same server restarted with its workers on (PostgreSQL: with its
 //!    workers off and BENCH_WORKER_PROCESSES `sleuth worker` processes, default 2),
 //!    investigations concluded per second until none is left queued or loading;
-//! 3. creates with the workers on, then their drain;
+//!    Beside them, the same alerts over the same connections to a bare axum + SQLite
+//!    program that only parses, dedupes, stores and enqueues with group commit
+//!    (`realistic/bare.rs`): the ratio prices what Sleuth adds to a create;
+//! 3. creates with the workers on, then their drain; then creates paced at BENCH_RATE
+//!    (default 500) a second for BENCH_LATENCY_SECONDS (default 20), each one's create ->
+//!    success latency read from its conclusion time;
 //! 4. lists and a search over everything stored, p50/p99 over BENCH_REPEATS requests each;
 //! 5. the server's resident memory and the database's bytes per stored investigation.
 //!
@@ -33,6 +38,9 @@ use std::time::{Duration, Instant};
 use sleuth_workload::{Settings as WorkloadSettings, Workload};
 use support::{connect, percentile, send};
 
+// The baseline lives beside this bench alone, not in the benches' shared support.
+#[path = "realistic/bare.rs"]
+mod bare;
 mod support;
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -196,7 +204,7 @@ async fn postgres_bytes(database: &str) -> u64 {
 /// Posts `count` alerts of the workload over `connections` connections; returns the
 /// creates per second and each create's latency, sorted.
 async fn create(
-    server: &Server,
+    address: &str,
     key: &str,
     workload: &Arc<Mutex<Workload>>,
     count: u64,
@@ -207,7 +215,7 @@ async fn create(
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..connections {
-        let (address, key) = (server.address.clone(), key.to_string());
+        let (address, key) = (address.to_string(), key.to_string());
         let (workload, remaining) = (workload.clone(), remaining.clone());
         let refused = refused.clone();
         tasks.push(tokio::spawn(async move {
@@ -266,6 +274,83 @@ async fn create(
     (count as f64 / seconds, latencies)
 }
 
+/// Creates paced at `rate` a second for `seconds` with the workers on, then, once the
+/// queue drained, each investigation's conclusion time as the API reports it (the server's
+/// clock, which is this machine's): create -> success latencies, sorted, and how many
+/// creates were coalesced into an investigation that concluded before they were sent.
+async fn create_to_success(
+    server: &Server,
+    key: &str,
+    workload: &Arc<Mutex<Workload>>,
+    rate: u64,
+    seconds: u64,
+) -> (Vec<Duration>, u64) {
+    const CONNECTIONS: usize = 16;
+    let mut senders = Vec::new();
+    for _ in 0..CONNECTIONS {
+        senders.push(Arc::new(tokio::sync::Mutex::new(
+            connect(&server.address).await,
+        )));
+    }
+    let total = rate * seconds;
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let started = tokio::time::Instant::now();
+    let mut tasks = Vec::new();
+    for index in 0..total {
+        tokio::time::sleep_until(started + interval * u32::try_from(index).unwrap()).await;
+        let alert = workload.lock().unwrap().next().unwrap();
+        let mut body = serde_json::json!({ "raw_alert_content": alert.body });
+        if let Some(schema_key) = alert.schema_key {
+            body["schema_key"] = schema_key.into();
+        }
+        let sender = senders[index as usize % CONNECTIONS].clone();
+        let key = key.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut sender = sender.lock().await;
+            let sent = chrono::Utc::now();
+            let (status, answer) = send(
+                &mut sender,
+                "POST",
+                "/app/api/v1/investigation/create",
+                &key,
+                Some(body.to_string()),
+            )
+            .await;
+            let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap_or_default();
+            (status == 200)
+                .then(|| answer["investigation_id"].as_i64())
+                .flatten()
+                .map(|id| (id, sent))
+        }));
+    }
+    let mut submitted = Vec::new();
+    for task in tasks {
+        submitted.extend(task.await.unwrap());
+    }
+    drain(server, key, submitted.len() as u64).await;
+    let mut sender = connect(&server.address).await;
+    let mut latencies = Vec::new();
+    let mut coalesced = 0;
+    for (id, sent) in submitted {
+        let path = format!("/app/api/v1/investigation/{id}");
+        let (status, body) = send(&mut sender, "GET", &path, key, None).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        let investigation: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let Some(concluded) = investigation["generated_time"]
+            .as_str()
+            .and_then(|time| chrono::DateTime::parse_from_rfc3339(time).ok())
+        else {
+            continue;
+        };
+        match (concluded.with_timezone(&chrono::Utc) - sent).to_std() {
+            Ok(latency) => latencies.push(latency),
+            Err(_) => coalesced += 1,
+        }
+    }
+    latencies.sort();
+    (latencies, coalesced)
+}
+
 /// The list's `count` for `query`.
 async fn count(server: &Server, key: &str, query: &str) -> u64 {
     let mut sender = connect(&server.address).await;
@@ -320,16 +405,19 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     let repeats = env_number("BENCH_REPEATS", 50).max(1);
     let seed = env_number("BENCH_SEED", 28);
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
-    let workload = Arc::new(Mutex::new(
-        Workload::new(
-            &corpus,
-            WorkloadSettings {
-                seed,
-                ..WorkloadSettings::default()
-            },
-        )
-        .expect("workload"),
-    ));
+    let new_workload = || {
+        Arc::new(Mutex::new(
+            Workload::new(
+                &corpus,
+                WorkloadSettings {
+                    seed,
+                    ..WorkloadSettings::default()
+                },
+            )
+            .expect("workload"),
+        ))
+    };
+    let workload = new_workload();
     println!(
         "\n== {backend}: {alerts} alerts (seed {seed}), {connections} connections, load {}",
         load_average()
@@ -337,13 +425,24 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
 
     let (server, key) = Server::start(database, false).await;
     let key = key.expect("the first start prints an admin key");
-    let (rate, latencies) = create(&server, &key, &workload, alerts, connections).await;
+    let (rate, latencies) = create(&server.address, &key, &workload, alerts, connections).await;
     println!(
         "creates, workers off: {rate:.0}/s, p50 {:.1} ms, p99 {:.1} ms",
         millis(percentile(&latencies, 0.5)),
         millis(percentile(&latencies, 0.99))
     );
     drop(server);
+    // The same alerts, the same connections, to the bare program.
+    let bare_directory = tempfile::tempdir().unwrap();
+    let bare = bare::start(&bare_directory.path().join("bare.db")).await;
+    let (bare_rate, bare_latencies) = create(&bare, "", &new_workload(), alerts, connections).await;
+    println!(
+        "bare axum + SQLite creates: {bare_rate:.0}/s, p50 {:.1} ms, p99 {:.1} ms; \
+         Sleuth / bare = {:.2} (target >= 0.5)",
+        millis(percentile(&bare_latencies, 0.5)),
+        millis(percentile(&bare_latencies, 0.99)),
+        rate / bare_rate
+    );
 
     let processes = if backend == "postgres" {
         env_number("BENCH_WORKER_PROCESSES", 2)
@@ -365,7 +464,7 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     );
 
     let more = (alerts / 4).max(1);
-    let (rate, latencies) = create(&server, &key, &workload, more, connections).await;
+    let (rate, latencies) = create(&server.address, &key, &workload, more, connections).await;
     println!(
         "creates, workers on: {rate:.0}/s, p50 {:.1} ms, p99 {:.1} ms ({more} alerts)",
         millis(percentile(&latencies, 0.5)),
@@ -374,7 +473,20 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     let rate = drain(&server, &key, more).await;
     println!("drain after them: {rate:.0} investigations/s (from the last create)");
 
-    let stored = alerts + more;
+    let paced_rate = env_number("BENCH_RATE", 500).max(1);
+    let paced_seconds = env_number("BENCH_LATENCY_SECONDS", 20).max(1);
+    let (latencies, coalesced) =
+        create_to_success(&server, &key, &workload, paced_rate, paced_seconds).await;
+    println!(
+        "create -> success at {paced_rate}/s for {paced_seconds} s, workers on: p50 {:.1} ms, \
+         p99 {:.1} ms ({} investigations; {coalesced} coalesced into earlier ones left out; \
+         target p50 <= 50 ms at 500/s)",
+        millis(percentile(&latencies, 0.5)),
+        millis(percentile(&latencies, 0.99)),
+        latencies.len()
+    );
+
+    let stored = alerts + more + paced_rate * paced_seconds;
     let queries: &[(&str, &str)] = &[
         ("default", ""),
         ("a state with no rows", "investigation_state=loading"),
