@@ -123,7 +123,7 @@ async fn reindex(
     let result: Option<sleuth_domain::InvestigationResult> = rows::opt_json(&row, "result")?;
     let mut text = match &result {
         Some(result) => search::result_text(&parsed, result),
-        None => crate::create::parsed_search_text(&parsed),
+        None => crate::search::parsed_search_text(&parsed),
     };
     text.push_str(&notes_search_text(connection, investigation_id).await?);
     search::index(connection, dialect, investigation_id, &text).await

@@ -10,7 +10,8 @@ use sleuth_store::{
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::create::{CreateRequest, create_one, notify_workers};
+use crate::create::{create_one, notify_workers};
+use crate::create_request::CreateRequest;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect, SqlStore};
 
@@ -396,8 +397,8 @@ async fn write_page(
         Creates::OneByOne => {
             if requests.len() > 1 {
                 // Outside the savepoints, whose rollback would let go of the counters.
-                let storing: Vec<&CreateRequest> = requests.iter().collect();
-                crate::source_counters::take_in_key_order(&mut transaction, dialect, &storing)
+                let storing = requests.iter().map(|request| &request.alert);
+                crate::source_counters::take_in_key_order(&mut transaction, dialect, storing)
                     .await?;
             }
             let mut created = Vec::with_capacity(requests.len());

@@ -6,44 +6,17 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::json;
-use sleuth_domain::{EntityKind, InvestigationStatus};
-use sleuth_store::{Created, NewAlert, NewAuditEntry, StoreError, StoreResult};
+use sleuth_domain::InvestigationStatus;
+use sleuth_store::{Created, StoreError, StoreResult};
 use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
+use crate::create_request::{CreateRequest, audited};
 use crate::group_commit::{BatchWrite, all_failed};
 use crate::revisions::{self, Decision};
-use crate::rows::{self, micros};
+use crate::rows::micros;
 use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect};
-
-pub struct CreateRequest {
-    pub(crate) alert: NewAlert,
-    pub(crate) force: bool,
-    /// Appended to the audit log in the create's transaction (see `audited`).
-    pub(crate) audit: Option<NewAuditEntry>,
-    /// The parsed alert as stored (JSON) and its search document, made by `new` in the
-    /// submitting request's task: the writer, which every create waits on, only writes.
-    pub(crate) parsed_json: String,
-    pub(crate) search_document: String,
-}
-
-impl CreateRequest {
-    pub(crate) fn new(
-        alert: NewAlert,
-        force: bool,
-        audit: Option<NewAuditEntry>,
-    ) -> StoreResult<CreateRequest> {
-        Ok(CreateRequest {
-            parsed_json: rows::to_json(&alert.parsed)?,
-            search_document: crate::search::document(&parsed_search_text(&alert.parsed)),
-            alert,
-            force,
-            audit,
-        })
-    }
-}
 
 /// The group-commit writer of creates.
 pub struct CreateWriter {
@@ -131,8 +104,8 @@ async fn try_write_batch(
     let (_write_turn, mut transaction) = crate::begin_write(connection, dialect).await?;
     if batch.len() > 1 {
         // Outside the savepoints, whose rollback would let go of the counters.
-        let storing: Vec<&CreateRequest> = batch.iter().collect();
-        crate::source_counters::take_in_key_order(&mut transaction, dialect, &storing).await?;
+        let storing = batch.iter().map(|request| &request.alert);
+        crate::source_counters::take_in_key_order(&mut transaction, dialect, storing).await?;
     }
     let mut results = Vec::with_capacity(batch.len());
     let mut any_new = false;
@@ -170,34 +143,6 @@ async fn try_write_batch(
     }
     transaction.commit().await.db()?;
     Ok(results)
-}
-
-/// The audit entries of the creates that succeeded (`created`, in batch order), each naming
-/// the investigation it answered with. Written in the batch's own transaction rather than
-/// by the audit writer after the answer: one write turn per batch instead of two.
-pub(crate) fn audited<'a>(
-    batch: &[CreateRequest],
-    created: impl Iterator<Item = Option<&'a Created>>,
-) -> Vec<NewAuditEntry> {
-    batch
-        .iter()
-        .zip(created)
-        .filter_map(|(request, created)| {
-            let mut entry = request.audit.clone()?;
-            let created = created?;
-            entry.resource_id = Some(created.investigation_id().to_string());
-            // An alert of the same identity is of the same union: the union is part of it.
-            entry.tenant_union_id = Some(request.alert.tenant_union_id);
-            entry.detail.insert(
-                "investigation".into(),
-                json!(match created {
-                    Created::New(_) => "new",
-                    Created::Existing(_) => "existing",
-                }),
-            );
-            Some(entry)
-        })
-        .collect()
 }
 
 /// Wakes other processes' workers (PostgreSQL); delivered only if the commit succeeds.
@@ -340,24 +285,4 @@ async fn insert_investigation(
     )
     .await?;
     Ok(investigation_id)
-}
-
-/// What search finds an investigation by before it concludes: the alert's own words.
-pub(crate) fn parsed_search_text(parsed: &sleuth_domain::ParsedAlert) -> String {
-    let mut text = format!(
-        "{} {} {} {}",
-        parsed.title, parsed.original_title, parsed.alert_type, parsed.direct_source_label
-    );
-    for entity in &parsed.entities {
-        text.push(' ');
-        text.push_str(&entity.value);
-        if entity.kind == EntityKind::Email {
-            // Also index the mailbox alone, so "r.patel" finds r.patel@example.com.
-            if let Some((local, _)) = entity.value.split_once('@') {
-                text.push(' ');
-                text.push_str(local);
-            }
-        }
-    }
-    text
 }

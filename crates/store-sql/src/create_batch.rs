@@ -25,7 +25,7 @@ use sqlx::any::AnyRow;
 
 use crate::audit::ChainHead;
 use crate::builder::{SqlBuilder, Statements};
-use crate::create::CreateRequest;
+use crate::create_request::CreateRequest;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
@@ -71,7 +71,7 @@ fn id_of(ids: &HashMap<usize, i64>, index: usize) -> StoreResult<i64> {
 }
 
 /// Writes the batch with set-based statements on an open transaction, with the audit
-/// entries of its creates (`create::audited`). Returns one result per request, in order,
+/// entries of its creates (`create_request::audited`). Returns one result per request, in order,
 /// or `None`, having written nothing, when a create brings a new revision of a known alert
 /// (`only_new_alerts_and_repeats`): the caller replays the batch create by create. Any
 /// error leaves the transaction to be rolled back.
@@ -114,8 +114,8 @@ pub async fn write(
         })
         .collect();
     if new_alerts.len() > ROWS_PER_STATEMENT {
-        let storing: Vec<&CreateRequest> = new_alerts.iter().map(|&index| &batch[index]).collect();
-        crate::source_counters::take_in_key_order(transaction, dialect, &storing).await?;
+        let storing = new_alerts.iter().map(|&index| &batch[index].alert);
+        crate::source_counters::take_in_key_order(transaction, dialect, storing).await?;
     }
     let alert_ids = insert_alerts(transaction, dialect, batch, &new_alerts).await?;
 
@@ -165,7 +165,7 @@ pub async fn write(
     )?;
     write_sightings(&mut writes, dialect, batch, &contents)?;
     if let Some(chain_head) = chain_head {
-        let entries = crate::create::audited(batch, created.iter().map(Some));
+        let entries = crate::create_request::audited(batch, created.iter().map(Some));
         chain_head.append(&mut writes, dialect, &entries)?;
     }
     writes.run(&mut *transaction).await?;

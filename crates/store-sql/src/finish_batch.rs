@@ -26,14 +26,19 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sleuth_domain::{Canceled, InvestigationResult, ParsedAlert, Timestamp};
-use sleuth_store::{Finish, NewSystemEvent, StoreError, StoreResult};
+use sleuth_store::{ClaimedJob, Finish, JobEnd, NewSystemEvent, StoreError, StoreResult};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use crate::builder::{Statements, padded_length};
-use crate::queue::{FinishRequest, priority_rank};
-use crate::rows::{self, micros};
+use crate::rows::{self, micros, priority_rank};
 use crate::{Dialect, search};
+
+/// A finished job on its way to the store (`queue::FinishWriter`).
+pub struct FinishRequest {
+    pub(crate) job: ClaimedJob,
+    pub(crate) end: JobEnd,
+}
 
 /// Stores the batch on an open transaction: releases the leases and reads what the
 /// writes need (one round trip on SQLite), then adds the writes to `writes`, which the

@@ -15,6 +15,7 @@ mod context;
 mod context_memory;
 mod create;
 mod create_batch;
+mod create_request;
 mod data_sources;
 mod entity_index;
 mod finish_batch;
@@ -24,6 +25,7 @@ mod investigations;
 mod key_cache;
 mod list;
 mod list_days;
+mod list_sql;
 pub mod migrate;
 mod push;
 mod queue;
@@ -400,7 +402,7 @@ impl Store for SqlStore {
         audit: Option<NewAuditEntry>,
     ) -> StoreResult<Created> {
         self.creates
-            .submit(create::CreateRequest::new(alert, force, audit)?)
+            .submit(create_request::CreateRequest::new(alert, force, audit)?)
             .await
     }
 
@@ -455,7 +457,7 @@ impl Store for SqlStore {
 
     async fn finish_job_and_claim(&self, job: &ClaimedJob, end: JobEnd) -> StoreResult<Finished> {
         self.finishes
-            .submit(queue::FinishRequest {
+            .submit(finish_batch::FinishRequest {
                 job: job.clone(),
                 end,
             })

@@ -35,15 +35,15 @@ use std::collections::BTreeMap;
 
 use sleuth_domain::{InvestigationStatus, Priority};
 use sleuth_store::{
-    InvestigationPage, InvestigationQuery, SortDirection, SortKey, StopReason, StoreResult,
-    TimeRange, search_phrases,
+    InvestigationPage, InvestigationQuery, SortKey, StopReason, StoreResult, search_phrases,
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
 use crate::list_days::{self, DayPart};
-use crate::queue::priority_rank;
+use crate::list_sql::{Access, column, push_micros_range, push_order, push_range, sort_columns};
+use crate::rows::priority_rank;
 use crate::{DbResultExt, Dialect, investigations, rows, search};
 
 pub async fn list_investigations(
@@ -605,22 +605,6 @@ fn has_time_ranges(query: &InvestigationQuery) -> bool {
     .any(|range| range.from.is_some() || range.until.is_some())
 }
 
-/// Which indexes the page's statement may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    /// Whatever the planner picks.
-    Any,
-    /// Walk the index of the sort order (`status` then the sort columns) and stop after
-    /// the page, testing each investigation against the filters. On SQLite the filters
-    /// are made unindexable for it: SQLite otherwise prefers a filter's own index whenever
-    /// one exists and then sorts every match (120,000 for one source of eight: 700 ms).
-    SortOrder,
-    /// Read the matches through the filters' indexes, then sort them: the sort columns
-    /// are made unindexable (`+ 0`). PostgreSQL otherwise walks the sort order whenever it
-    /// underestimates how rare a match is (a search word of ten matches: 800 ms).
-    Matches,
-}
-
 /// One state's part of the page: its state and how its rows are read; with a priority
 /// rank, only that rank's part of it (`split_by_priority`); with a day, only that day's
 /// part of an alert-creation range (`split_by_day`).
@@ -1009,18 +993,6 @@ fn push_states(
     Ok(())
 }
 
-/// A column in a filter. Under `Access::SortOrder` on SQLite, the unary `+` makes the term
-/// unusable by an index without changing its value, which leaves the sort order's index
-/// as the only way in. PostgreSQL's planner walks the sort order on its own when a filter
-/// is common (its estimates of equality filters are good).
-pub(crate) fn column(dialect: Dialect, access: Access, name: &str) -> String {
-    if dialect == Dialect::Sqlite && access == Access::SortOrder {
-        format!("+i.{name}")
-    } else {
-        format!("i.{name}")
-    }
-}
-
 /// Filters on the columns of `investigation_counts`, each as ` AND ...`.
 fn push_grouped(
     builder: &mut SqlBuilder,
@@ -1190,107 +1162,12 @@ fn push_other_ranges(builder: &mut SqlBuilder, query: &InvestigationQuery) -> St
     push_range(builder, "i.feedback_updated_at", query.feedback_updated)
 }
 
-pub(crate) fn push_range(
-    builder: &mut SqlBuilder,
-    column: &str,
-    range: TimeRange,
-) -> StoreResult<()> {
-    push_micros_range(
-        builder,
-        column,
-        range.from.map(rows::micros),
-        range.until.map(rows::micros),
-    )
-}
-
-/// `push_range` for bounds already in microseconds (inclusive; `None` is open).
-pub(crate) fn push_micros_range(
-    builder: &mut SqlBuilder,
-    column: &str,
-    from: Option<i64>,
-    until: Option<i64>,
-) -> StoreResult<()> {
-    for (bound, comparison) in [(from, ">="), (until, "<=")] {
-        if let Some(bound) = bound {
-            builder.push(&format!(" AND {column} {comparison} "));
-            builder.bind(bound)?;
-        }
-    }
-    Ok(())
-}
-
 fn push_any_of(builder: &mut SqlBuilder, column: &str, values: &[String]) -> StoreResult<()> {
     if !values.is_empty() {
         builder.push(&format!(" AND {column} IN "));
         builder.bind_list(values.iter().cloned())?;
     }
     Ok(())
-}
-
-/// The columns of a sort order, before the id that breaks ties.
-fn sort_columns(key: SortKey) -> &'static [&'static str] {
-    match key {
-        SortKey::AlertCreate => &["alert_create_time"],
-        SortKey::AlertStart => &["alert_start_time"],
-        SortKey::InvestigationCreate => &["created_at"],
-        SortKey::InvestigationComplete => &["generated_time"],
-        SortKey::InvestigationUpdate => &["updated_at"],
-        SortKey::Priority => &["priority_rank", "alert_create_time"],
-    }
-}
-
-/// ORDER BY the query's sort order, walkable by its index, on the investigations (`i`).
-pub(crate) fn push_sort_order(
-    builder: &mut SqlBuilder,
-    dialect: Dialect,
-    query: &InvestigationQuery,
-) {
-    push_order(
-        builder,
-        dialect,
-        "i.",
-        sort_columns(query.sort),
-        query.direction,
-        Access::SortOrder,
-    );
-}
-
-/// The sort columns that may hold NULL (no start time, not yet complete).
-const NULLABLE_SORT_COLUMNS: &[&str] = &["alert_start_time", "generated_time"];
-
-/// ORDER BY the sort columns (each prefixed with `prefix`), then the id. Nulls sort as the
-/// smallest value on both databases, as SQLite does natively. PostgreSQL is told so only
-/// for the columns that may hold NULL: an explicit `DESC NULLS LAST` on a NOT NULL column
-/// changes nothing but stops PostgreSQL from reading its ascending index backwards, and
-/// it then sorts every match (500 ms for the default list). Under `Access::Matches` every
-/// column is written `column + 0`, the same order that no index provides.
-fn push_order(
-    builder: &mut SqlBuilder,
-    dialect: Dialect,
-    prefix: &str,
-    columns: &[&str],
-    direction: SortDirection,
-    access: Access,
-) {
-    let (word, nulls) = match direction {
-        SortDirection::Ascending => ("ASC", " NULLS FIRST"),
-        SortDirection::Descending => ("DESC", " NULLS LAST"),
-    };
-    let unindexed = if access == Access::Matches {
-        " + 0"
-    } else {
-        ""
-    };
-    builder.push(" ORDER BY ");
-    for column in columns {
-        let nulls = if dialect == Dialect::Postgres && NULLABLE_SORT_COLUMNS.contains(column) {
-            nulls
-        } else {
-            ""
-        };
-        builder.push(&format!("{prefix}{column}{unindexed} {word}{nulls}, "));
-    }
-    builder.push(&format!("{prefix}id{unindexed} {word}"));
 }
 
 /// How often PostgreSQL's count deltas are folded (see `fold_counts`).
@@ -1370,6 +1247,7 @@ async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str) -> StoreResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sleuth_store::TimeRange;
 
     #[test]
     fn pages_walk_the_sort_order_or_read_the_matches_whichever_reads_fewer() {

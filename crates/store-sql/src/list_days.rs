@@ -24,7 +24,7 @@ use sleuth_store::{InvestigationQuery, SortKey, StoreResult};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
-use crate::list::Access;
+use crate::list_sql::{self, Access};
 use crate::{DbResultExt, Dialect, rows};
 
 /// Microseconds in a UTC day: the unit of the alert day that migration 0014 indexes.
@@ -197,7 +197,7 @@ async fn walk_is_short(
     ));
     first_rows.push(&format!(" AND {ALERT_DAY} = "));
     first_rows.bind(probe.day)?;
-    crate::list::push_sort_order(&mut first_rows, dialect, query);
+    list_sql::push_sort_order(&mut first_rows, dialect, query);
     first_rows.push(&format!(
         " LIMIT {}) AS first_rows",
         i64::try_from(probe.rows).unwrap_or(i64::MAX)
@@ -215,13 +215,13 @@ fn push_state_and_range(
     until: Option<i64>,
 ) -> StoreResult<()> {
     builder.push(SPLIT_STATE_SQL);
-    crate::list::push_micros_range(builder, "i.alert_create_time", from, until)
+    list_sql::push_micros_range(builder, "i.alert_create_time", from, until)
 }
 
 /// A day part's conditions: its state, then the rest (the query's only filters besides
 /// the state, see `sorted_per_day`). A walk names its day, which the index of the sort
 /// order seeks into, and tests the range on each row, written as the walk of a sort order
-/// writes its filters (`list::column`: unindexable on SQLite, which leaves that index as
+/// writes its filters (`list_sql::column`: unindexable on SQLite, which leaves that index as
 /// the only way in). A read is its part of the range.
 pub(crate) fn push_day_part(
     builder: &mut SqlBuilder,
@@ -233,8 +233,8 @@ pub(crate) fn push_day_part(
         DayPart::Walk(day) => {
             builder.push(&format!("{SPLIT_STATE_SQL} AND {ALERT_DAY} = "));
             builder.bind(day)?;
-            let column = crate::list::column(dialect, Access::SortOrder, "alert_create_time");
-            crate::list::push_range(builder, &column, query.alert_create)
+            let column = list_sql::column(dialect, Access::SortOrder, "alert_create_time");
+            list_sql::push_range(builder, &column, query.alert_create)
         }
         DayPart::Read { from, until } => push_state_and_range(builder, Some(from), Some(until)),
     }

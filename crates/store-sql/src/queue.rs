@@ -4,14 +4,15 @@
 //! worker that lost its job (expiry, cancel) can never overwrite what came after.
 
 use async_trait::async_trait;
-use sleuth_domain::{Priority, Timestamp};
+use sleuth_domain::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
-use sleuth_store::{ClaimedJob, Finished, GuardWindows, JobEnd, JobInput, StoreError, StoreResult};
+use sleuth_store::{ClaimedJob, Finished, GuardWindows, JobInput, StoreError, StoreResult};
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
 use crate::builder::Statements;
+use crate::finish_batch::FinishRequest;
 use crate::group_commit::BatchWrite;
 use crate::rows::{self, micros};
 use crate::writer_connection::WriterConnections;
@@ -201,12 +202,6 @@ async fn burst_by_positions(
     Ok(count.map(|count| count.clamp(0, limit)))
 }
 
-/// A finished job on its way to the store.
-pub struct FinishRequest {
-    pub(crate) job: ClaimedJob,
-    pub(crate) end: JobEnd,
-}
-
 /// The group-commit writer of finished jobs: the results of all the investigations that
 /// concluded meanwhile go into one transaction, with the claims of the next jobs their
 /// workers asked for. A result is as durable as an alert, so each worker still waits for
@@ -314,16 +309,6 @@ fn write_next_claims(
     Ok(claims)
 }
 
-/// Sort rank of a priority: none < informational < notable < urgent.
-pub fn priority_rank(priority: Option<Priority>) -> i64 {
-    match priority {
-        None => 0,
-        Some(Priority::Informational) => 1,
-        Some(Priority::Notable) => 2,
-        Some(Priority::Urgent) => 3,
-    }
-}
-
 pub async fn release_jobs(
     pool: &AnyPool,
     dialect: Dialect,
@@ -409,7 +394,6 @@ pub async fn cancel_investigation(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use sleuth_domain::{Canceled, InvestigationStatus};
 
     #[test]
@@ -419,11 +403,5 @@ mod tests {
         assert_eq!(InvestigationStatus::Success.as_str(), "success");
         assert_eq!(InvestigationStatus::Error.as_str(), "error");
         assert_eq!(Canceled::Manual.as_str(), "CANCEL_MANUAL");
-    }
-
-    #[test]
-    fn priority_ranks_order_urgent_highest() {
-        assert!(priority_rank(Some(Priority::Urgent)) > priority_rank(Some(Priority::Notable)));
-        assert!(priority_rank(Some(Priority::Informational)) > priority_rank(None));
     }
 }

@@ -18,7 +18,7 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use crate::DbResultExt;
-use crate::create::CreateRequest;
+use crate::create_request::CreateRequest;
 use crate::rows::{self, micros};
 
 /// The stored row under an identity, and its sightings.

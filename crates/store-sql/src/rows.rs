@@ -3,7 +3,7 @@
 //! readers serves both.
 
 use serde::de::DeserializeOwned;
-use sleuth_domain::Timestamp;
+use sleuth_domain::{Priority, Timestamp};
 use sleuth_store::{StoreError, StoreResult};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -93,4 +93,25 @@ fn parse_json<T: DeserializeOwned>(column: &str, raw: &str) -> StoreResult<T> {
 pub fn to_json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
     serde_json::to_string(value)
         .map_err(|error| StoreError::internal(format!("cannot serialise for storage: {error}")))
+}
+
+/// Sort rank of a priority: none < informational < notable < urgent.
+pub fn priority_rank(priority: Option<Priority>) -> i64 {
+    match priority {
+        None => 0,
+        Some(Priority::Informational) => 1,
+        Some(Priority::Notable) => 2,
+        Some(Priority::Urgent) => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_ranks_order_urgent_highest() {
+        assert!(priority_rank(Some(Priority::Urgent)) > priority_rank(Some(Priority::Notable)));
+        assert!(priority_rank(Some(Priority::Informational)) > priority_rank(None));
+    }
 }

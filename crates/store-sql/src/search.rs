@@ -2,7 +2,7 @@
 //! PostgreSQL's tsvector). Documents and queries both pass through
 //! `sleuth_store::search_tokens`, so both backends agree on what matches.
 
-use sleuth_domain::{InvestigationResult, ParsedAlert};
+use sleuth_domain::{EntityKind, InvestigationResult, ParsedAlert};
 use sleuth_store::{StoreResult, search_tokens};
 use sqlx::AnyConnection;
 
@@ -13,9 +13,29 @@ pub fn document(text: &str) -> String {
     search_tokens(text).collect::<Vec<_>>().join(" ")
 }
 
+/// What search finds an investigation by before it concludes: the alert's own words.
+pub(crate) fn parsed_search_text(parsed: &ParsedAlert) -> String {
+    let mut text = format!(
+        "{} {} {} {}",
+        parsed.title, parsed.original_title, parsed.alert_type, parsed.direct_source_label
+    );
+    for entity in &parsed.entities {
+        text.push(' ');
+        text.push_str(&entity.value);
+        if entity.kind == EntityKind::Email {
+            // Also index the mailbox alone, so "r.patel" finds r.patel@example.com.
+            if let Some((local, _)) = entity.value.split_once('@') {
+                text.push(' ');
+                text.push_str(local);
+            }
+        }
+    }
+    text
+}
+
 /// What search finds a concluded investigation by: the alert's words and the conclusion's.
 pub fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) -> String {
-    let mut text = crate::create::parsed_search_text(parsed);
+    let mut text = parsed_search_text(parsed);
     for part in [
         Some(result.conclusion.as_str()),
         result.alert_summary.as_deref(),

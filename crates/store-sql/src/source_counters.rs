@@ -13,32 +13,30 @@
 
 use std::collections::BTreeSet;
 
-use sleuth_store::StoreResult;
+use sleuth_store::{NewAlert, StoreResult};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
-use crate::create::CreateRequest;
 use crate::{DbResultExt, Dialect};
 
 /// Takes, on an open transaction, the counters of the sources and tenant unions of
-/// `requests`' alerts, in key order, creating those that do not exist yet (at position 0:
-/// the first alert stored takes position 1, as it would have without them). Call it before
-/// storing alerts with more than one statement; a request that turns out to store no
-/// alert (a repeat) only held its counter a little longer.
-pub(crate) async fn take_in_key_order(
+/// `alerts`, in key order, creating those that do not exist yet (at position 0: the first
+/// alert stored takes position 1, as it would have without them). Call it before storing
+/// alerts with more than one statement; an alert that turns out not to be stored (a
+/// repeat) only held its counter a little longer.
+pub(crate) async fn take_in_key_order<'a>(
     transaction: &mut AnyConnection,
     dialect: Dialect,
-    requests: &[&CreateRequest],
+    alerts: impl Iterator<Item = &'a NewAlert>,
 ) -> StoreResult<()> {
     if dialect != Dialect::Postgres {
         return Ok(());
     }
-    let keys: BTreeSet<(&str, i64)> = requests
-        .iter()
-        .map(|request| {
+    let keys: BTreeSet<(&str, i64)> = alerts
+        .map(|alert| {
             (
-                request.alert.parsed.direct_source_label.as_str(),
-                request.alert.tenant_union_id,
+                alert.parsed.direct_source_label.as_str(),
+                alert.tenant_union_id,
             )
         })
         .collect();
