@@ -15,6 +15,7 @@ pub mod dto;
 pub mod firing;
 pub mod intake;
 pub mod metrics;
+pub mod notify_transport;
 pub mod pipeline;
 pub mod process_name;
 pub mod retention;
