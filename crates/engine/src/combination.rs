@@ -124,7 +124,7 @@ struct Sign {
 }
 
 /// Adds one judgement when independent signs add up to a compromise (see the module doc).
-pub fn weigh(case: &Case<'_>, claim: &Claim, judgements: &mut Vec<Judgement>) {
+pub(crate) fn weigh(case: &Case<'_>, claim: &Claim, judgements: &mut Vec<Judgement>) {
     // Proof decides on its own; nothing to add up.
     if judgements
         .iter()

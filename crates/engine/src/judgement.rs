@@ -228,7 +228,7 @@ impl Judgement {
 /// and `CORP\svc-monitor`, a host and its address) is one finding about both, never two
 /// findings that read twice as strong. The first keeps its place and gains the others'
 /// artifacts, evidence, tags, steps and questions it lacks.
-pub fn merge_repeats(judgements: &mut Vec<Judgement>) {
+pub(crate) fn merge_repeats(judgements: &mut Vec<Judgement>) {
     let mut index = 0;
     while index < judgements.len() {
         let (kept, rest) = judgements.split_at_mut(index + 1);

@@ -11,7 +11,7 @@ use crate::judgement::{Judgement, Weight};
 use crate::verdict::Verdict;
 
 /// Everything written about one investigation.
-pub struct Narrative {
+pub(crate) struct Narrative {
     pub conclusion: String,
     pub conclusion_summary: String,
     pub alert_summary: String,
@@ -25,7 +25,7 @@ pub struct Narrative {
     pub attack_surface: Option<String>,
 }
 
-pub fn write(
+pub(crate) fn write(
     case: &Case<'_>,
     claim: &Claim,
     judgements: &[Judgement],

@@ -27,7 +27,7 @@ use crate::case::Case;
 use crate::judgement::{Judgement, Weight};
 
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub outcome: Outcome,
     pub priority: Priority,
     /// The judgements that decided the outcome, most decisive first (indices).
@@ -38,7 +38,7 @@ pub struct Verdict {
     pub priority_reason: String,
 }
 
-pub fn decide(case: &Case<'_>, judgements: &[Judgement]) -> Verdict {
+pub(crate) fn decide(case: &Case<'_>, judgements: &[Judgement]) -> Verdict {
     let with = |weight: Weight| -> Vec<usize> {
         judgements
             .iter()

@@ -19,7 +19,7 @@ const IDENTIFIER_SCHEMES: &[&str] = &[
 const MIN_VARYING_DIGITS: usize = 5;
 
 /// `title` with every entity value replaced by a `{kind}` placeholder.
-pub fn template(title: &str, entities: &[Entity]) -> String {
+pub(crate) fn template(title: &str, entities: &[Entity]) -> String {
     let known = KnownValues::new(entities);
     let mut out = String::with_capacity(title.len());
     for (index, word) in title.split(' ').enumerate() {

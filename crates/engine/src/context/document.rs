@@ -361,7 +361,7 @@ pub struct Identity {
 }
 
 /// The states an identity may be in (`[[identities]] state`).
-pub const IDENTITY_STATES: &[&str] = &["leaver", "on_notice", "contractor"];
+pub(super) const IDENTITY_STATES: &[&str] = &["leaver", "on_notice", "contractor"];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

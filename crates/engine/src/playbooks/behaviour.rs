@@ -13,7 +13,7 @@ use crate::vocabulary::{
     NTDS_WORDS, RANSOMWARE_WORDS, REVERSE_SHELL_WORDS,
 };
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     credential_access(case, out);
     reverse_shell(case, out);
     ransomware(case, out);

@@ -13,11 +13,11 @@ use crate::vocabulary::{
     ROOT_WORDS,
 };
 
-pub fn applies(case: &Case<'_>) -> bool {
+pub(crate) fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Cloud) || case.signals.cloud.is_some()
 }
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let empty = CloudSignal::default();
     let cloud = case.signals.cloud.as_ref().unwrap_or(&empty);
     risky_operation(case, cloud, out);
@@ -424,11 +424,11 @@ fn exposure(case: &Case<'_>, cloud: &CloudSignal, out: &mut Vec<Judgement>) {
 }
 
 /// Secret-scanning alerts: a credential found in code or a public place.
-pub fn applies_to_secret(case: &Case<'_>) -> bool {
+pub(crate) fn applies_to_secret(case: &Case<'_>) -> bool {
     case.signals.secret.is_some()
 }
 
-pub fn exposed_secret(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn exposed_secret(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let Some(secret) = &case.signals.secret else {
         return;
     };

@@ -11,7 +11,7 @@ use crate::context::{Honeytoken, Intel, Scanner, Window};
 use crate::judgement::{Covers, Judgement, Weight};
 use crate::vocabulary::SCAN_WORDS;
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     generated_sample(case, out);
     threat_intel(case, out);
     honeytokens(case, out);
@@ -652,7 +652,7 @@ fn source_action(case: &Case<'_>, out: &mut Vec<Judgement>) {
 }
 
 /// A long value shortened for a headline ("2b1e2c7a…").
-pub fn short(value: &str) -> String {
+pub(crate) fn short(value: &str) -> String {
     if value.chars().count() <= 24 {
         return value.to_string();
     }
@@ -664,7 +664,7 @@ pub fn short(value: &str) -> String {
 /// "Never" rules (docs/context.md): the operator says an identity never does what this
 /// alert claims. That is a forbidden action, like a prohibited policy: a strong,
 /// independent sign (combination.rs), not an explanation an allowance can outweigh alone.
-pub fn never_rules(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
+pub(crate) fn never_rules(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
     let behaviour = claim.behaviour.name();
     let names = |list: &[String]| {
         list.iter()
@@ -708,7 +708,7 @@ pub fn never_rules(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<J
 /// What the operator says about where a person stands. A leaver's account should be dead:
 /// anything it does is someone using it. A person on notice moving data is the insider
 /// risk every leaver policy names. A contractor is said, so the reader knows who to ask.
-pub fn people_state(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
+pub(crate) fn people_state(case: &Case<'_>, claim: &crate::claim::Claim, out: &mut Vec<Judgement>) {
     let mut cited: Vec<&str> = Vec::new();
     for (entity, knowledge) in &case.known {
         if !matches!(entity.kind, EntityKind::User | EntityKind::Email) || case.is_handler(entity) {

@@ -39,7 +39,7 @@ const NEW_DOMAIN_DAYS: i64 = 30;
 const CRITICAL_HOST_ROLES: &[&str] = &["domain_controller"];
 
 /// The judgements on every answer the sources gave for this alert.
-pub fn run(case: &Case<'_>, claim: &Claim, facts: &Facts, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, claim: &Claim, facts: &Facts, out: &mut Vec<Judgement>) {
     if facts.is_empty() {
         return;
     }

@@ -9,11 +9,11 @@ use crate::case::Case;
 use crate::judgement::{Judgement, Weight};
 use crate::vocabulary::{BEC_WORDS, EMAIL_THREAT_WORDS, LOOKALIKE_WORDS};
 
-pub fn applies(case: &Case<'_>) -> bool {
+pub(super) fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Email) || case.signals.email.is_some()
 }
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(super) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let empty = EmailSignal::default();
     let email = case.signals.email.as_ref().unwrap_or(&empty);
     let sender = email

@@ -11,11 +11,11 @@ use crate::context::{Context, file_name};
 use crate::judgement::{Covers, Judgement, Weight};
 use crate::vocabulary::{MALWARE_WORDS, REMOTE_ACCESS_TOOLS};
 
-pub fn applies(case: &Case<'_>) -> bool {
+pub(crate) fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Endpoint) || case.signals.process.is_some()
 }
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     identified_malware(case, out);
     remote_access_tool(case, out);
     living_off_the_land(case, out);

@@ -12,7 +12,7 @@ use crate::case::Case;
 use crate::context::NetworkPlace;
 use crate::judgement::{Judgement, Weight};
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     analyst_feedback(case, out);
     operator_memory(case, out);
     related_alerts(case, out);
@@ -169,7 +169,7 @@ fn analyst_feedback(case: &Case<'_>, out: &mut Vec<Judgement>) {
 /// An analyst's "false alert" weighs less than fresh evidence of harm: when this alert's
 /// own checks found malicious activity, the verdict no longer dismisses it but explains
 /// part of it, and the two stories go to a human. Runs after every playbook.
-pub fn feedback_yields_to_fresh_harm(judgements: &mut [Judgement]) {
+pub(crate) fn feedback_yields_to_fresh_harm(judgements: &mut [Judgement]) {
     let harm: Vec<String> = judgements
         .iter()
         .filter(|judgement| matches!(judgement.weight, Weight::Malicious | Weight::Proof))

@@ -14,11 +14,11 @@ use crate::vocabulary::{
     MFA_FATIGUE_WORDS, MFA_RESET_WORDS, PASSWORD_SPRAY_WORDS,
 };
 
-pub fn applies(case: &Case<'_>) -> bool {
+pub(crate) fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Identity) || case.signals.sign_in.is_some()
 }
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let empty = SignInSignal::default();
     let sign_in = case.signals.sign_in.as_ref().unwrap_or(&empty);
     let user = sign_in
@@ -450,7 +450,7 @@ fn service_account_sign_in(case: &Case<'_>, sign_in: &SignInSignal, out: &mut Ve
 
 /// Password guessing described by an alert that is not a sign-in alert (a cloud detector,
 /// a host log): judged the same way.
-pub fn guessing_elsewhere(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn guessing_elsewhere(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let empty = SignInSignal::default();
     let sign_in = case.signals.sign_in.as_ref().unwrap_or(&empty);
     let user = case

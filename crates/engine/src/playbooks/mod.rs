@@ -4,7 +4,7 @@
 
 pub(crate) mod behaviour;
 pub(crate) mod cloud;
-pub mod common;
+pub(crate) mod common;
 pub(crate) mod data_sources;
 mod email;
 pub(crate) mod endpoint;
@@ -18,7 +18,7 @@ use crate::case::Case;
 use crate::judgement::{Judgement, Weight};
 
 /// Every judgement the playbooks make about one case.
-pub fn run_all(case: &Case<'_>) -> Vec<Judgement> {
+pub(crate) fn run_all(case: &Case<'_>) -> Vec<Judgement> {
     let mut judgements = Vec::new();
     common::run(case, &mut judgements);
     history::run(case, &mut judgements);

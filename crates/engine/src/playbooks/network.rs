@@ -11,11 +11,11 @@ use crate::vocabulary::{ATTACK_WORDS, C2_WORDS, EXFILTRATION_WORDS, SCAN_NOTICE_
 /// Bytes sent out above which a transfer to an unknown destination needs a look.
 const LARGE_TRANSFER_BYTES: u64 = 500 * 1024 * 1024;
 
-pub fn applies(case: &Case<'_>) -> bool {
+pub(crate) fn applies(case: &Case<'_>) -> bool {
     case.category() == Some(AlertCategory::Network) || case.signals.network.is_some()
 }
 
-pub fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
+pub(crate) fn run(case: &Case<'_>, out: &mut Vec<Judgement>) {
     let empty = NetworkSignal::default();
     let network = case.signals.network.as_ref().unwrap_or(&empty);
     let direction = direction(case, network);

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use sleuth_domain::{History, InvestigationResult};
 use sleuth_engine::{Context, ContextDocument, EngineInput};
 
-pub fn investigate(alert: &Value, context: &str) -> InvestigationResult {
+pub(crate) fn investigate(alert: &Value, context: &str) -> InvestigationResult {
     let context = Context::build(ContextDocument::from_toml(context).expect("reads"))
         .expect("the context is valid");
     let parsed = sleuth_parsers::parse_alert(None, alert, chrono::Utc::now()).expect("parses");

@@ -31,7 +31,7 @@ use crate::json::{array_at, bool_at, first_str, first_text, str_at, strings_at};
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "cortex_xdr_alert",
     display_name: "Palo Alto Cortex XDR alert (API get_alerts)",
     source_label: "Cortex XDR",
@@ -41,7 +41,7 @@ pub static ALERT: Schema = Schema {
     parse: parse_alert,
 };
 
-pub static INCIDENT: Schema = Schema {
+pub(crate) static INCIDENT: Schema = Schema {
     key: "cortex_xdr_incident",
     display_name: "Palo Alto Cortex XDR incident (API get_incidents / get_incident_extra_data)",
     source_label: "Cortex XDR",

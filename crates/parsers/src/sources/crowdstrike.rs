@@ -31,7 +31,7 @@ use crate::json::{array_at, bool_at, f64_at, first_str, first_text, str_at, stri
 use crate::registry::Schema;
 use crate::time::{first_time, time_at};
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "crowdstrike_falcon_alert",
     display_name: "CrowdStrike Falcon alert (Alerts API v2)",
     source_label: "CrowdStrike Falcon",
@@ -41,7 +41,7 @@ pub static ALERT: Schema = Schema {
     parse: parse_alert,
 };
 
-pub static DETECTION_SUMMARY: Schema = Schema {
+pub(crate) static DETECTION_SUMMARY: Schema = Schema {
     key: "crowdstrike_falcon_detection_summary",
     display_name: "CrowdStrike Falcon DetectionSummaryEvent (Event Streams)",
     source_label: "CrowdStrike Falcon",

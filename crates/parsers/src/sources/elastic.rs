@@ -23,7 +23,7 @@ use crate::json::{array_at, bool_at, f64_at, first_str, first_text, str_at, stri
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "elastic_security_alert",
     display_name: "Elastic Security detection alert (.alerts-security document)",
     source_label: "Elastic Security",

@@ -11,7 +11,7 @@ use crate::json::{is_placeholder, u64_at};
 
 /// The last component of a Windows or Unix path ("C:\\x\\a.exe" and "/usr/bin/a" give
 /// "a.exe" and "a"); the text itself when it has no separator.
-pub fn file_name(path: &str) -> Option<&str> {
+pub(super) fn file_name(path: &str) -> Option<&str> {
     if is_placeholder(path) {
         return None;
     }
@@ -27,7 +27,7 @@ pub fn file_name(path: &str) -> Option<&str> {
 
 /// A hex digest in lower case, or `None` for placeholders: empty, the wrong length, or
 /// all zeros (CrowdStrike writes 40 and 64 zeros where it has no digest).
-pub fn real_hash(text: Option<&str>) -> Option<String> {
+pub(super) fn real_hash(text: Option<&str>) -> Option<String> {
     let text = text?.trim();
     hash_kind(text)?;
     text.bytes()
@@ -36,7 +36,7 @@ pub fn real_hash(text: Option<&str>) -> Option<String> {
 }
 
 /// A TCP or UDP port at `path`, as a number or a string.
-pub fn port_at(raw: &Value, path: &str) -> Option<u16> {
+pub(super) fn port_at(raw: &Value, path: &str) -> Option<u16> {
     u64_at(raw, path)
         .and_then(|port| u16::try_from(port).ok())
         .filter(|port| *port != 0)
@@ -45,7 +45,7 @@ pub fn port_at(raw: &Value, path: &str) -> Option<u16> {
 /// An address, normalised, from a field that may hold a list ("10.0.0.1,192.0.2.7"), an
 /// address with a port, or garbage. The first private address wins, since endpoint
 /// tools list the host's own interfaces there.
-pub fn first_ip(text: Option<&str>) -> Option<String> {
+pub(super) fn first_ip(text: Option<&str>) -> Option<String> {
     let addresses: Vec<String> = text?
         .split([',', ';', ' '])
         .filter_map(normalize_ip)
@@ -58,7 +58,7 @@ pub fn first_ip(text: Option<&str>) -> Option<String> {
 }
 
 /// Every address in a field that may hold a list.
-pub fn all_ips(text: &str) -> Vec<String> {
+pub(super) fn all_ips(text: &str) -> Vec<String> {
     text.split([',', ';', ' '])
         .filter_map(normalize_ip)
         .collect()
@@ -66,7 +66,7 @@ pub fn all_ips(text: &str) -> Vec<String> {
 
 /// Which way traffic crossed the organisation's edge, by address scope alone (the engine
 /// refines it with the operator's own ranges).
-pub fn direction(source: Option<&str>, destination: Option<&str>) -> Option<Direction> {
+pub(super) fn direction(source: Option<&str>, destination: Option<&str>) -> Option<Direction> {
     let inside = |address: Option<&str>| {
         address
             .and_then(ip_scope)
@@ -83,7 +83,7 @@ pub fn direction(source: Option<&str>, destination: Option<&str>) -> Option<Dire
 /// What a vendor's free-text action or disposition says was done: prevention words mean
 /// blocked, "allowed" means allowed, anything else observed. "Would have been blocked"
 /// (a policy in detect-only mode) is observed: nothing was stopped.
-pub fn action_from_words(text: &str) -> ActionTaken {
+pub(super) fn action_from_words(text: &str) -> ActionTaken {
     let lowered = text.to_lowercase();
     if lowered.contains("would have") {
         return ActionTaken::Observed;
@@ -112,18 +112,18 @@ pub fn action_from_words(text: &str) -> ActionTaken {
 }
 
 /// The process block only when it says something.
-pub fn some_process(process: ProcessSignal) -> Option<ProcessSignal> {
+pub(super) fn some_process(process: ProcessSignal) -> Option<ProcessSignal> {
     (process != ProcessSignal::default()).then_some(process)
 }
 
 /// The network block only when it names an address or a host.
-pub fn some_network(network: NetworkSignal) -> Option<NetworkSignal> {
+pub(super) fn some_network(network: NetworkSignal) -> Option<NetworkSignal> {
     (network.source_ip.is_some() || network.destination_ip.is_some() || network.hostname.is_some())
         .then_some(network)
 }
 
 /// An owned, trimmed, length-capped copy of a field, for the signal blocks.
-pub fn owned(text: Option<&str>) -> Option<String> {
+pub(super) fn owned(text: Option<&str>) -> Option<String> {
     text.map(str::trim)
         .filter(|text| !is_placeholder(text))
         .map(|text| truncate(text, 8000))
@@ -131,7 +131,7 @@ pub fn owned(text: Option<&str>) -> Option<String> {
 
 /// A Windows account as "DOMAIN\\user" when the domain is given separately and the name
 /// is not qualified yet.
-pub fn qualified_user(domain: Option<&str>, user: Option<&str>) -> Option<String> {
+pub(super) fn qualified_user(domain: Option<&str>, user: Option<&str>) -> Option<String> {
     let user = user?.trim();
     if is_placeholder(user) {
         return None;

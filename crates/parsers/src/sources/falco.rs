@@ -22,7 +22,7 @@ use crate::json::{str_at, strings_at, u64_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static EVENT: Schema = Schema {
+pub(crate) static EVENT: Schema = Schema {
     key: "falco_event",
     display_name: "Falco alert (JSON output or Falcosidekick)",
     source_label: "Falco",

@@ -23,7 +23,7 @@ use crate::json::{array_at, at, str_at, strings_at, text_at, u64_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static FINDING: Schema = Schema {
+pub(crate) static FINDING: Schema = Schema {
     key: "gcp_scc_finding",
     display_name: "Google Cloud Security Command Center finding",
     source_label: "Google Cloud Security Command Center",

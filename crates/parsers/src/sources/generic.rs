@@ -10,7 +10,7 @@ use crate::builder::AlertBuilder;
 use crate::registry::Schema;
 use crate::{ParseError, json, time};
 
-pub static SCHEMA: Schema = Schema {
+pub(crate) static SCHEMA: Schema = Schema {
     key: "generic",
     display_name: "Generic JSON alert",
     source_label: "Generic",

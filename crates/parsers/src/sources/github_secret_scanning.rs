@@ -19,7 +19,7 @@ use crate::json::{bool_at, str_at, text_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "github_secret_scanning",
     display_name: "GitHub secret scanning alert (webhook)",
     source_label: "GitHub Secret Scanning",

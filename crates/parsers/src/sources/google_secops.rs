@@ -27,7 +27,7 @@ use crate::registry::Schema;
 use crate::sources::splunk::{RowFacts, field_role};
 use crate::time::{first_time, time_at};
 
-pub static DETECTION: Schema = Schema {
+pub(crate) static DETECTION: Schema = Schema {
     key: "google_secops_detection",
     display_name: "Google SecOps (Chronicle) rule detection",
     source_label: "Google SecOps",

@@ -20,7 +20,7 @@ use crate::json::{array_at, bool_at, first_str, str_at, strings_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static ALERT_CENTER: Schema = Schema {
+pub(crate) static ALERT_CENTER: Schema = Schema {
     key: "google_workspace_alert",
     display_name: "Google Workspace Alert Center alert",
     source_label: "Google Workspace",

@@ -26,7 +26,7 @@ use crate::json::{self, str_at};
 use crate::registry::Schema;
 use crate::time::{self, time_at};
 
-pub static EVENTBRIDGE: Schema = Schema {
+pub(crate) static EVENTBRIDGE: Schema = Schema {
     key: "aws_guardduty_eventbridge",
     display_name: "AWS GuardDuty finding (EventBridge event)",
     source_label: "AWS GuardDuty",
@@ -36,7 +36,7 @@ pub static EVENTBRIDGE: Schema = Schema {
     parse: parse_eventbridge,
 };
 
-pub static FINDING: Schema = Schema {
+pub(crate) static FINDING: Schema = Schema {
     key: "aws_guardduty_finding",
     display_name: "AWS GuardDuty finding (API / CLI JSON)",
     source_label: "AWS GuardDuty",

@@ -19,7 +19,7 @@ use crate::json::{array_at, bool_at, str_at, strings_at, text_at, u64_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "jamf_protect_alert",
     display_name: "Jamf Protect alert",
     source_label: "Jamf Protect",

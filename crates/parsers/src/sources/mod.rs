@@ -1,35 +1,35 @@
 //! One module per security tool: each knows its tool's wire format(s) and nothing else.
 
 // --- Cloud and application security ---
-pub mod falco;
-pub mod gcp_scc;
-pub mod github_secret_scanning;
-pub mod guardduty;
-pub mod jamf_protect;
-pub mod security_hub;
+pub(crate) mod falco;
+pub(crate) mod gcp_scc;
+pub(crate) mod github_secret_scanning;
+pub(crate) mod guardduty;
+pub(crate) mod jamf_protect;
+pub(crate) mod security_hub;
 
 // --- Microsoft ---
-pub mod microsoft;
+pub(crate) mod microsoft;
 
 // --- Endpoint and XDR ---
-pub mod cortex_xdr;
-pub mod crowdstrike;
-pub mod elastic;
+pub(crate) mod cortex_xdr;
+pub(crate) mod crowdstrike;
+pub(crate) mod elastic;
 mod endpoint_common;
-pub mod sentinelone;
-pub mod wazuh;
+pub(crate) mod sentinelone;
+pub(crate) mod wazuh;
 
 // --- Identity and SIEM ---
-pub mod google_secops;
-pub mod google_workspace;
-pub mod okta;
-pub mod splunk;
+pub(crate) mod google_secops;
+pub(crate) mod google_workspace;
+pub(crate) mod okta;
+pub(crate) mod splunk;
 
 // --- Network and email ---
-pub mod proofpoint_tap;
-pub mod sublime;
-pub mod suricata;
-pub mod zeek;
+pub(crate) mod proofpoint_tap;
+pub(crate) mod sublime;
+pub(crate) mod suricata;
+pub(crate) mod zeek;
 
 // --- Anything else ---
-pub mod generic;
+pub(crate) mod generic;

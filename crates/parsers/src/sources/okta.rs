@@ -29,7 +29,7 @@ use crate::json::{array_at, bool_at, first_str, str_at, text_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static SYSTEM_LOG: Schema = Schema {
+pub(crate) static SYSTEM_LOG: Schema = Schema {
     key: "okta_system_log_event",
     display_name: "Okta System Log event (API, event hook or log stream)",
     source_label: "Okta",

@@ -28,7 +28,7 @@ use crate::json::{array_at, f64_at, first_str, str_at, strings_at, text_at};
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static MESSAGE: Schema = Schema {
+pub(crate) static MESSAGE: Schema = Schema {
     key: "proofpoint_tap_message",
     display_name: "Proofpoint TAP message event (SIEM API v2)",
     source_label: "Proofpoint TAP",
@@ -38,7 +38,7 @@ pub static MESSAGE: Schema = Schema {
     parse: parse_message,
 };
 
-pub static CLICK: Schema = Schema {
+pub(crate) static CLICK: Schema = Schema {
     key: "proofpoint_tap_click",
     display_name: "Proofpoint TAP click event (SIEM API v2)",
     source_label: "Proofpoint TAP",

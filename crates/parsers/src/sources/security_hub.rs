@@ -30,7 +30,7 @@ use crate::json::str_at;
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static FINDING: Schema = Schema {
+pub(crate) static FINDING: Schema = Schema {
     key: "aws_securityhub_finding",
     display_name: "AWS Security Hub finding (ASFF, single or EventBridge event)",
     source_label: "AWS Security Hub",

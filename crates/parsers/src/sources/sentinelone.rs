@@ -22,7 +22,7 @@ use crate::json::{array_at, bool_at, first_str, first_text, str_at, strings_at};
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static THREAT: Schema = Schema {
+pub(crate) static THREAT: Schema = Schema {
     key: "sentinelone_threat",
     display_name: "SentinelOne threat (Management API v2.1)",
     source_label: "SentinelOne",

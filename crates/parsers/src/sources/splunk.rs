@@ -25,7 +25,7 @@ use crate::json::{first_str, has_key, scalar_text, str_at};
 use crate::registry::Schema;
 use crate::time::{first_time, parse_text, time_at};
 
-pub static ALERT_WEBHOOK: Schema = Schema {
+pub(crate) static ALERT_WEBHOOK: Schema = Schema {
     key: "splunk_alert_webhook",
     display_name: "Splunk alert webhook",
     source_label: "Splunk",
@@ -35,7 +35,7 @@ pub static ALERT_WEBHOOK: Schema = Schema {
     parse: parse_webhook,
 };
 
-pub static ES_NOTABLE: Schema = Schema {
+pub(crate) static ES_NOTABLE: Schema = Schema {
     key: "splunk_es_notable",
     display_name: "Splunk Enterprise Security notable event",
     source_label: "Splunk",

@@ -35,7 +35,7 @@ use crate::json::{array_at, at, bool_at, first_str, str_at, strings_at, text_at}
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "sublime_security_alert",
     display_name: "Sublime Security webhook (flagged or reported message)",
     source_label: "Sublime Security",

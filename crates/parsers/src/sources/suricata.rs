@@ -19,7 +19,7 @@ use crate::json::{array_at, first_str, str_at, strings_at, text_at, u64_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static EVE: Schema = Schema {
+pub(crate) static EVE: Schema = Schema {
     key: "suricata_eve",
     display_name: "Suricata EVE JSON alert",
     source_label: "Suricata",

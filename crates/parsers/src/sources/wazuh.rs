@@ -26,7 +26,7 @@ use crate::json::{first_str, first_text, str_at, strings_at, u64_at};
 use crate::registry::Schema;
 use crate::time::first_time;
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "wazuh_alert",
     display_name: "Wazuh alert (alerts.json)",
     source_label: "Wazuh",

@@ -24,7 +24,7 @@ use crate::registry::Schema;
 use crate::sources::suricata::direction;
 use crate::time::time_at;
 
-pub static NOTICE: Schema = Schema {
+pub(crate) static NOTICE: Schema = Schema {
     key: "zeek_notice",
     display_name: "Zeek notice (notice.log, JSON)",
     source_label: "Zeek",

@@ -31,7 +31,7 @@ use crate::json::{bool_at, has_key, str_at, strings_at, text_at};
 use crate::registry::Schema;
 use crate::time::{first_time, time_at};
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "microsoft_defender_endpoint_alert",
     display_name: "Microsoft Defender for Endpoint alert (API or SIEM export)",
     source_label: "Microsoft Defender for Endpoint",

@@ -21,7 +21,7 @@ use crate::json::{is_placeholder, scalar_text};
 use crate::registry::Schema;
 use crate::time::parse_value;
 
-pub static RISK_DETECTION: Schema = Schema {
+pub(crate) static RISK_DETECTION: Schema = Schema {
     key: "microsoft_entra_risk_detection",
     display_name: "Microsoft Entra ID Protection risk detection (Graph or AADUserRiskEvents)",
     source_label: "Microsoft Entra ID Protection",

@@ -27,7 +27,7 @@ use crate::json::{has_key, str_at, strings_at, text_at};
 use crate::registry::Schema;
 use crate::time::time_at;
 
-pub static ALERT_V2: Schema = Schema {
+pub(crate) static ALERT_V2: Schema = Schema {
     key: "microsoft_graph_alert_v2",
     display_name: "Microsoft Graph security alert (alerts_v2)",
     source_label: "Microsoft Defender XDR",

@@ -4,8 +4,8 @@
 //! with different capitals, Defender's classification vocabulary) is in `common`.
 
 mod common;
-pub mod defender_endpoint;
-pub mod entra;
-pub mod graph;
-pub mod office365;
-pub mod sentinel;
+pub(crate) mod defender_endpoint;
+pub(crate) mod entra;
+pub(crate) mod graph;
+pub(crate) mod office365;
+pub(crate) mod sentinel;

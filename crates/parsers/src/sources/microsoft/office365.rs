@@ -39,7 +39,7 @@ use crate::json::{is_placeholder, scalar_text, str_at, text_at};
 use crate::registry::Schema;
 use crate::time::{first_time, parse_value, time_at};
 
-pub static ALERT: Schema = Schema {
+pub(crate) static ALERT: Schema = Schema {
     key: "microsoft_defender_office365_alert",
     display_name: "Microsoft Defender for Office 365 alert (Management Activity API)",
     source_label: "Microsoft Defender for Office 365",

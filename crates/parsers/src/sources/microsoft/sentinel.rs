@@ -42,7 +42,7 @@ use crate::json::is_placeholder;
 use crate::registry::Schema;
 use crate::time::parse_value;
 
-pub static SECURITY_ALERT: Schema = Schema {
+pub(crate) static SECURITY_ALERT: Schema = Schema {
     key: "microsoft_sentinel_security_alert",
     display_name: "Microsoft Sentinel SecurityAlert row",
     source_label: "Microsoft Sentinel",
@@ -52,7 +52,7 @@ pub static SECURITY_ALERT: Schema = Schema {
     parse: parse_alert,
 };
 
-pub static INCIDENT: Schema = Schema {
+pub(crate) static INCIDENT: Schema = Schema {
     key: "microsoft_sentinel_incident",
     display_name: "Microsoft Sentinel incident (REST resource, automation trigger or SecurityIncident row)",
     source_label: "Microsoft Sentinel",
