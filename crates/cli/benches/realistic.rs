@@ -11,7 +11,9 @@
 //!    (`realistic/bare.rs`): the ratio prices what Sleuth adds to a create;
 //! 3. creates with the workers on, then their drain; then creates paced at BENCH_RATE
 //!    (default 500) a second for BENCH_LATENCY_SECONDS (default 20), each one's create ->
-//!    success latency read from its conclusion time;
+//!    success latency read from its conclusion time; with BENCH_SOAK_SECONDS (1200 for the
+//!    issue's 20 minutes), a soak at BENCH_SOAK_RATE (default 200) a second printing the
+//!    server's resident memory over time;
 //! 4. lists and a search over everything stored, p50/p99 over BENCH_REPEATS requests each;
 //! 5. the server's resident memory and the database's bytes per stored investigation.
 //!
@@ -274,17 +276,17 @@ async fn create(
     (count as f64 / seconds, latencies)
 }
 
-/// Creates paced at `rate` a second for `seconds` with the workers on, then, once the
-/// queue drained, each investigation's conclusion time as the API reports it (the server's
-/// clock, which is this machine's): create -> success latencies, sorted, and how many
-/// creates were coalesced into an investigation that concluded before they were sent.
-async fn create_to_success(
+/// Workload creates paced at `rate` a second for `seconds` over 16 connections, calling
+/// `tick` with the whole seconds elapsed each time one passes; the accepted creates'
+/// investigation ids, each with the wall time it was sent.
+async fn paced_creates(
     server: &Server,
     key: &str,
     workload: &Arc<Mutex<Workload>>,
     rate: u64,
     seconds: u64,
-) -> (Vec<Duration>, u64) {
+    mut tick: impl FnMut(u64),
+) -> Vec<(i64, chrono::DateTime<chrono::Utc>)> {
     const CONNECTIONS: usize = 16;
     let mut senders = Vec::new();
     for _ in 0..CONNECTIONS {
@@ -295,9 +297,15 @@ async fn create_to_success(
     let total = rate * seconds;
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
     let started = tokio::time::Instant::now();
+    let mut ticked = 0;
     let mut tasks = Vec::new();
     for index in 0..total {
         tokio::time::sleep_until(started + interval * u32::try_from(index).unwrap()).await;
+        let elapsed = started.elapsed().as_secs();
+        if elapsed > ticked {
+            ticked = elapsed;
+            tick(elapsed);
+        }
         let alert = workload.lock().unwrap().next().unwrap();
         let mut body = serde_json::json!({ "raw_alert_content": alert.body });
         if let Some(schema_key) = alert.schema_key {
@@ -327,6 +335,21 @@ async fn create_to_success(
     for task in tasks {
         submitted.extend(task.await.unwrap());
     }
+    submitted
+}
+
+/// Paced creates with the workers on, then, once the queue drained, each investigation's
+/// conclusion time as the API reports it (the server's clock, which is this machine's):
+/// create -> success latencies, sorted, and how many creates were coalesced into an
+/// investigation that concluded before they were sent.
+async fn create_to_success(
+    server: &Server,
+    key: &str,
+    workload: &Arc<Mutex<Workload>>,
+    rate: u64,
+    seconds: u64,
+) -> (Vec<Duration>, u64) {
+    let submitted = paced_creates(server, key, workload, rate, seconds, |_| {}).await;
     drain(server, key, submitted.len() as u64).await;
     let mut sender = connect(&server.address).await;
     let mut latencies = Vec::new();
@@ -349,6 +372,41 @@ async fn create_to_success(
     }
     latencies.sort();
     (latencies, coalesced)
+}
+
+/// The soak: paced creates with the workers on for `seconds`, the server's resident memory
+/// sampled every `seconds / 10`; prints the samples and the growth after the first tenth
+/// (the warm-up: caches and pools filling), which should stay near zero.
+async fn soak(
+    server: &Server,
+    key: &str,
+    workload: &Arc<Mutex<Workload>>,
+    rate: u64,
+    seconds: u64,
+) {
+    let every = (seconds / 10).max(1);
+    let mut samples = vec![(0, server.resident_mb())];
+    let submitted = paced_creates(server, key, workload, rate, seconds, |elapsed| {
+        if elapsed % every == 0 {
+            samples.push((elapsed, server.resident_mb()));
+        }
+    })
+    .await;
+    drain(server, key, submitted.len() as u64).await;
+    samples.push((seconds, server.resident_mb()));
+    let shown: Vec<String> = samples
+        .iter()
+        .map(|(at, mb)| format!("{at}s {mb:.0}"))
+        .collect();
+    let warm = samples.get(1).map_or(0.0, |(_, mb)| *mb);
+    let last = samples.last().map_or(0.0, |(_, mb)| *mb);
+    println!(
+        "soak at {rate}/s for {seconds} s, workers on ({} creates): resident MB {}; \
+         growth after the first tenth {:+.0} MB",
+        submitted.len(),
+        shown.join(", "),
+        last - warm
+    );
 }
 
 /// The list's `count` for `query`.
@@ -486,7 +544,13 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
         latencies.len()
     );
 
-    let stored = alerts + more + paced_rate * paced_seconds;
+    let soak_seconds = env_number("BENCH_SOAK_SECONDS", 0);
+    let soak_rate = env_number("BENCH_SOAK_RATE", 200).max(1);
+    if soak_seconds > 0 {
+        soak(&server, &key, &workload, soak_rate, soak_seconds).await;
+    }
+
+    let stored = alerts + more + paced_rate * paced_seconds + soak_rate * soak_seconds;
     let queries: &[(&str, &str)] = &[
         ("default", ""),
         ("a state with no rows", "investigation_state=loading"),
