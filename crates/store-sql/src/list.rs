@@ -98,7 +98,7 @@ async fn count_by_state(
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
     let from = count_from(query);
     // Rows of one state are counted without grouping, which would read each match's state
-    // again: 11 ms instead of 19 for the 170,000 investigations of a two-day range.
+    // again, which costs most over a wide range.
     let by_rows = matches!(from, CountFrom::Rows | CountFrom::Hours);
     let one_state = match states(query)[..] {
         [state] if by_rows => Some(state),
@@ -297,7 +297,7 @@ fn add_count(counts: &mut Vec<(InvestigationStatus, u64)>, row: &AnyRow) -> Stor
 /// without reading the largest tag's rows: its count comes from `investigation_tag_counts`,
 /// and only the other tags' rows are read, each counted once and only when it does not
 /// carry the largest tag. The cost follows the smaller tags: a common tag with a rare one
-/// reads the rare one's few rows, where counting the union's rows read 140,000 (300 ms).
+/// reads the rare one's few rows, where counting the union's rows read every common one's.
 /// Under an alert-creation range the kept counts cannot answer, so each tag's size is
 /// counted from its rows inside the range instead (`push_tag_rows`).
 async fn count_tag_union(
@@ -308,7 +308,7 @@ async fn count_tag_union(
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
     if let ([name], [state], false) = (names, &states(query)[..], query.alert_create.is_open()) {
         // One tag in one state: its rows in the range, counted without grouping
-        // (PostgreSQL: 8 ms instead of 12 for 24,000 rows).
+        // (grouping would read each row's state again).
         let mut count = SqlBuilder::new("SELECT COUNT(*) ");
         push_tag_rows(&mut count, dialect, query, &[name])?;
         return count_of_one_state(connection, count, *state).await;
@@ -630,7 +630,7 @@ fn priority_ranks() -> [i64; 4] {
 /// priority rank: within one rank the order is the alert-creation order, into which the
 /// index `(status, priority_rank, alert_create_time, id)` seeks at the range's end. Read
 /// whole, a state's part walked the ranks above the range's matches, or read every
-/// investigation in the range and sorted it (170,000 for two days of a million: 140 ms).
+/// investigation in the range and sorted it.
 /// Branches that read their matches first gain nothing and stay whole.
 fn split_by_priority(query: &InvestigationQuery, branches: Vec<Branch>) -> Vec<Branch> {
     if query.sort != SortKey::Priority || query.alert_create.is_open() {
@@ -1103,8 +1103,8 @@ fn push_row_filters(
         // Walking the sort order probes the tag table's key (name, investigation) once per
         // investigation walked; otherwise the tagged investigations are read first. Before
         // walking at all, SQLite would read every investigation carrying the tag into a
-        // temporary index for an uncorrelated `IN` (85 ms for 140,000), and into a Bloom
-        // filter for a plain `EXISTS`, which it turns into a join (35 ms); the `LIMIT 1`
+        // temporary index for an uncorrelated `IN`, and into a Bloom filter for a plain
+        // `EXISTS`, which it turns into a join; the `LIMIT 1`
         // keeps the subquery correlated. PostgreSQL ignores it and plans a semi-join.
         if access == Access::SortOrder {
             builder.push(

@@ -2,8 +2,8 @@
 //! update or completion, alert start), read one UTC day of the range at a time.
 //!
 //! Why: no index is ordered by one time and seeks into a range of another, so such a page
-//! read every match of the range and sorted it (86,000 investigations for one day of the
-//! benchmark's million: 67 ms), or walked the sort order past every investigation outside
+//! read every match of the range and sorted it (a busy day alone holds tens of thousands),
+//! or walked the sort order past every investigation outside
 //! the range. Migrations 0014 and 0015 index each of these sort orders per alert-creation
 //! day, for the successes: `(alert day, sort column, id, alert time)`. Every success of a
 //! day wholly inside the range matches, so walking that day in the sort order stops after
@@ -152,8 +152,8 @@ pub(crate) async fn day_parts(
 /// Whether a partial day (`from`..=`until`, microseconds, inside one day) is walked
 /// without probing. Its walk skips at most the day's entries outside it, each tested on the
 /// index alone (migration 0015); reading its matches looks up and sorts each of them, about
-/// four times the cost per row (the benchmark: 12 ms to walk past half a day of 86,000
-/// investigations, 49 ms to read and sort the other half). So when the part spans a quarter
+/// four times the cost per row, as the api bench's lists under a range measure. So when
+/// the part spans a quarter
 /// of the day or more, the walk costs no more than the read would if the day's
 /// investigations were spread evenly, and far less when the page comes early.
 fn spans_enough_of_its_day(from: i64, until: i64) -> bool {

@@ -15,11 +15,11 @@ pub(crate) enum Access {
     /// Walk the index of the sort order (`status` then the sort columns) and stop after
     /// the page, testing each investigation against the filters. On SQLite the filters
     /// are made unindexable for it: SQLite otherwise prefers a filter's own index whenever
-    /// one exists and then sorts every match (120,000 for one source of eight: 700 ms).
+    /// one exists and then sorts every match (every investigation of a common source).
     SortOrder,
     /// Read the matches through the filters' indexes, then sort them: the sort columns
     /// are made unindexable (`+ 0`). PostgreSQL otherwise walks the sort order whenever it
-    /// underestimates how rare a match is (a search word of ten matches: 800 ms).
+    /// underestimates how rare a match is (a search word with a handful of matches).
     Matches,
 }
 
@@ -99,7 +99,7 @@ const NULLABLE_SORT_COLUMNS: &[&str] = &["alert_start_time", "generated_time"];
 /// smallest value on both databases, as SQLite does natively. PostgreSQL is told so only
 /// for the columns that may hold NULL: an explicit `DESC NULLS LAST` on a NOT NULL column
 /// changes nothing but stops PostgreSQL from reading its ascending index backwards, and
-/// it then sorts every match (500 ms for the default list). Under `Access::Matches` every
+/// it then sorts every match, even for the default list. Under `Access::Matches` every
 /// column is written `column + 0`, the same order that no index provides.
 pub(crate) fn push_order(
     builder: &mut SqlBuilder,
