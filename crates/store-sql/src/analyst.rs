@@ -129,7 +129,7 @@ async fn reindex(
     search::index(connection, dialect, investigation_id, &text).await
 }
 
-pub async fn create_note(
+pub(crate) async fn create_note(
     pool: &AnyPool,
     dialect: Dialect,
     investigation_id: i64,
@@ -157,7 +157,7 @@ pub async fn create_note(
     Ok(note)
 }
 
-pub async fn list_notes(
+pub(crate) async fn list_notes(
     pool: &AnyPool,
     investigation_id: i64,
     limit: u32,
@@ -194,7 +194,7 @@ pub async fn list_notes(
     })
 }
 
-pub async fn get_note(pool: &AnyPool, note_id: i64) -> StoreResult<NoteRecord> {
+pub(crate) async fn get_note(pool: &AnyPool, note_id: i64) -> StoreResult<NoteRecord> {
     let mut connection = pool.acquire().await.db()?;
     fetch_note(&mut connection, note_id).await
 }
@@ -209,7 +209,7 @@ async fn note_investigation(connection: &mut AnyConnection, note_id: i64) -> Sto
         .ok_or_else(|| StoreError::not_found("note", note_id))
 }
 
-pub async fn update_note(
+pub(crate) async fn update_note(
     pool: &AnyPool,
     dialect: Dialect,
     note_id: i64,
@@ -238,7 +238,7 @@ pub async fn update_note(
     Ok(note)
 }
 
-pub async fn delete_note(pool: &AnyPool, dialect: Dialect, note_id: i64) -> StoreResult<()> {
+pub(crate) async fn delete_note(pool: &AnyPool, dialect: Dialect, note_id: i64) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let investigation_id = note_investigation(&mut transaction, note_id).await?;
@@ -256,7 +256,7 @@ pub async fn delete_note(pool: &AnyPool, dialect: Dialect, note_id: i64) -> Stor
     Ok(())
 }
 
-pub async fn apply_feedback(
+pub(crate) async fn apply_feedback(
     pool: &AnyPool,
     dialect: Dialect,
     investigation_id: i64,

@@ -26,7 +26,7 @@ const SELECT_ENTRIES: &str = "SELECT seq, at, actor_user_id, actor_email, action
     resource_id, request_id, detail, prev_hash, hash FROM audit_log";
 
 /// The group-commit writer of audit entries.
-pub struct AuditWriter {
+pub(crate) struct AuditWriter {
     pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
@@ -210,7 +210,10 @@ fn read_entry(row: &AnyRow) -> StoreResult<AuditEntry> {
     })
 }
 
-pub async fn list_audit_entries(pool: &AnyPool, query: &AuditQuery) -> StoreResult<AuditPage> {
+pub(crate) async fn list_audit_entries(
+    pool: &AnyPool,
+    query: &AuditQuery,
+) -> StoreResult<AuditPage> {
     let mut count = SqlBuilder::new("SELECT COUNT(*) FROM audit_log WHERE 1 = 1");
     push_filters(&mut count, query)?;
     let mut page = SqlBuilder::new(&format!("{SELECT_ENTRIES} WHERE 1 = 1"));
@@ -267,7 +270,7 @@ fn push_filters(builder: &mut SqlBuilder, query: &AuditQuery) -> StoreResult<()>
     Ok(())
 }
 
-pub async fn audit_entries_after(
+pub(crate) async fn audit_entries_after(
     pool: &AnyPool,
     after_seq: i64,
     limit: u32,
@@ -285,7 +288,7 @@ pub async fn audit_entries_after(
 
 /// Walks the chain page by page. The head is read first: entries appended meanwhile are
 /// past it and are left for the next verification rather than reported as inserted.
-pub async fn verify_audit_chain(pool: &AnyPool) -> StoreResult<AuditVerdict> {
+pub(crate) async fn verify_audit_chain(pool: &AnyPool) -> StoreResult<AuditVerdict> {
     let head = sqlx::query("SELECT seq, hash FROM audit_chain_head WHERE id = 1")
         .fetch_one(pool)
         .await

@@ -20,7 +20,7 @@ use sqlx::{Arguments, Encode, Type};
 use crate::{DbResultExt, Dialect};
 
 #[derive(Default)]
-pub struct SqlBuilder {
+pub(crate) struct SqlBuilder {
     sql: String,
     arguments: AnyArguments,
     parameter_count: usize,
@@ -39,7 +39,7 @@ const PADDED_MIN: usize = 4;
 
 /// The length a list or a set of rows is padded to: a power of two, so that a handful of
 /// statement texts cover every length.
-pub fn padded_length(count: usize) -> usize {
+pub(crate) fn padded_length(count: usize) -> usize {
     count.next_power_of_two().max(PADDED_MIN)
 }
 
@@ -54,7 +54,7 @@ enum Placeholders {
 }
 
 impl SqlBuilder {
-    pub fn new(start: &str) -> SqlBuilder {
+    pub(crate) fn new(start: &str) -> SqlBuilder {
         SqlBuilder {
             sql: start.to_string(),
             earlier_kept_prepared: true,
@@ -67,7 +67,7 @@ impl SqlBuilder {
     /// names seen before it, and sqlx looks up each parameter's name again to bind it, so
     /// numbered placeholders cost time quadratic in their count, which a batch of hundreds
     /// of creates (thousands of parameters) would pay on every statement.
-    pub fn many(dialect: Dialect, start: &str) -> SqlBuilder {
+    pub(crate) fn many(dialect: Dialect, start: &str) -> SqlBuilder {
         SqlBuilder {
             sql: start.to_string(),
             placeholders: match dialect {
@@ -92,19 +92,19 @@ impl SqlBuilder {
 
     /// Marks the statement's text as fixed (it names no varying count of values), so that
     /// it is kept prepared.
-    pub fn fixed_text(&mut self) -> &mut Self {
+    pub(crate) fn fixed_text(&mut self) -> &mut Self {
         self.keep_prepared = true;
         self
     }
 
     /// Appends trusted SQL text (never user input).
-    pub fn push(&mut self, sql: &str) -> &mut Self {
+    pub(crate) fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
         self
     }
 
     /// Binds a value and appends its placeholder.
-    pub fn bind<T>(&mut self, value: T) -> StoreResult<&mut Self>
+    pub(crate) fn bind<T>(&mut self, value: T) -> StoreResult<&mut Self>
     where
         T: for<'q> Encode<'q, Any> + Type<Any> + Send + 'static,
     {
@@ -121,7 +121,7 @@ impl SqlBuilder {
 
     /// Binds a value without appending anything; returns its placeholder for later use
     /// (numbered placeholders only: an anonymous one could not be used later or twice).
-    pub fn bind_only<T>(&mut self, value: T) -> StoreResult<String>
+    pub(crate) fn bind_only<T>(&mut self, value: T) -> StoreResult<String>
     where
         T: for<'q> Encode<'q, Any> + Type<Any> + Send + 'static,
     {
@@ -146,7 +146,10 @@ impl SqlBuilder {
     }
 
     /// Appends `(p1, p2, ...)` binding each value.
-    pub fn bind_list<T>(&mut self, values: impl IntoIterator<Item = T>) -> StoreResult<&mut Self>
+    pub(crate) fn bind_list<T>(
+        &mut self,
+        values: impl IntoIterator<Item = T>,
+    ) -> StoreResult<&mut Self>
     where
         T: for<'q> Encode<'q, Any> + Type<Any> + Send + 'static,
     {
@@ -164,7 +167,7 @@ impl SqlBuilder {
     /// Appends `(p1, p2, ...)` binding each value, padded to `padded_length` by repeating
     /// the last one (harmless inside `IN`), and keeps the statement prepared: its text
     /// depends only on the padded length. At least one value.
-    pub fn bind_padded_list<T>(&mut self, values: &[T]) -> StoreResult<&mut Self>
+    pub(crate) fn bind_padded_list<T>(&mut self, values: &[T]) -> StoreResult<&mut Self>
     where
         T: Clone + for<'q> Encode<'q, Any> + Type<Any> + Send + 'static,
     {
@@ -189,7 +192,7 @@ impl SqlBuilder {
     /// inside the write turn every other writer waits for. PostgreSQL
     /// gets exactly the rows (`VALUES …`): it would have to guess the type of a column of
     /// NULLs.
-    pub fn value_rows(
+    pub(crate) fn value_rows(
         &mut self,
         dialect: Dialect,
         width: usize,
@@ -241,12 +244,12 @@ impl SqlBuilder {
     /// are written in, not bound: SQLite plans a LIMIT as a constant, so a statement with a
     /// bound LIMIT is prepared again every time it is bound (profiles showed that second
     /// preparation in every paged read). They are integers, so nothing can be injected.
-    pub fn limit_offset(&mut self, limit: u32, offset: u64) -> &mut Self {
+    pub(crate) fn limit_offset(&mut self, limit: u32, offset: u64) -> &mut Self {
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         self.push(&format!(" LIMIT {limit} OFFSET {offset}"))
     }
 
-    pub fn next_parameter(&self) -> usize {
+    pub(crate) fn next_parameter(&self) -> usize {
         self.parameter_count + 1
     }
 
@@ -255,7 +258,7 @@ impl SqlBuilder {
     // filters or the batch size, and each new text would push a hot, fixed statement out
     // of the connection's statement cache (on SQLite, profiles showed connections
     // re-preparing and finalizing statements all the time).
-    pub fn build_scalar<O>(self) -> sqlx::query::QueryScalar<'static, Any, O, AnyArguments>
+    pub(crate) fn build_scalar<O>(self) -> sqlx::query::QueryScalar<'static, Any, O, AnyArguments>
     where
         O: Send + Unpin,
         (O,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
@@ -265,7 +268,7 @@ impl SqlBuilder {
             .persistent(persistent)
     }
 
-    pub fn build(self) -> sqlx::query::Query<'static, Any, AnyArguments> {
+    pub(crate) fn build(self) -> sqlx::query::Query<'static, Any, AnyArguments> {
         let persistent = self.kept_prepared();
         sqlx::query_with(sqlx::AssertSqlSafe(self.sql), self.arguments).persistent(persistent)
     }
@@ -283,13 +286,13 @@ impl SqlBuilder {
 /// prepares one statement per query, so there they run one by one.
 ///
 /// Each statement is written with `SqlBuilder::many`'s anonymous placeholders.
-pub struct Statements {
+pub(crate) struct Statements {
     dialect: Dialect,
     written: Vec<SqlBuilder>,
 }
 
 impl Statements {
-    pub fn new(dialect: Dialect) -> Statements {
+    pub(crate) fn new(dialect: Dialect) -> Statements {
         Statements {
             dialect,
             written: Vec::new(),
@@ -298,7 +301,7 @@ impl Statements {
 
     /// Begins the next statement with `start`; write the rest of it with the builder
     /// returned.
-    pub fn next(&mut self, start: &str) -> &mut SqlBuilder {
+    pub(crate) fn next(&mut self, start: &str) -> &mut SqlBuilder {
         let index = match (self.dialect, self.written.len()) {
             (Dialect::Sqlite, written @ 1..) => {
                 let last = written - 1;
@@ -314,7 +317,7 @@ impl Statements {
     }
 
     /// Runs them all; the rows any of them returned, in order.
-    pub async fn run(
+    pub(crate) async fn run(
         self,
         connection: &mut sqlx::AnyConnection,
     ) -> StoreResult<Vec<sqlx::any::AnyRow>> {
@@ -329,7 +332,7 @@ impl Statements {
 /// `{select}($1, $2, …){rest}` with the ids bound. A single id (a worker loading its job,
 /// a read) is the hot case: that statement is kept prepared. Longer lists are not (see
 /// `SqlBuilder::build`): each length is a new text.
-pub fn by_id_list(
+pub(crate) fn by_id_list(
     select: &str,
     ids: &[i64],
     rest: &str,

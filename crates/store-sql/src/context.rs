@@ -7,7 +7,7 @@ use sqlx::AnyPool;
 use crate::DbResultExt;
 use crate::rows::{self, micros};
 
-pub async fn get_context_document(pool: &AnyPool) -> StoreResult<Option<StoredContext>> {
+pub(crate) async fn get_context_document(pool: &AnyPool) -> StoreResult<Option<StoredContext>> {
     let row =
         sqlx::query("SELECT document, updated_by, updated_at FROM context_documents WHERE id = 1")
             .fetch_optional(pool)
@@ -23,7 +23,7 @@ pub async fn get_context_document(pool: &AnyPool) -> StoreResult<Option<StoredCo
     .transpose()
 }
 
-pub async fn put_context_document(
+pub(crate) async fn put_context_document(
     pool: &AnyPool,
     document: &str,
     updated_by: Option<i64>,

@@ -128,7 +128,7 @@ fn stored_hints(item: &NewMemoryItem) -> StoreResult<String> {
     rows::to_json(&hints)
 }
 
-pub async fn create_memory_item(
+pub(crate) async fn create_memory_item(
     pool: &AnyPool,
     dialect: Dialect,
     item: &NewMemoryItem,
@@ -159,7 +159,7 @@ pub async fn create_memory_item(
     get_memory_item(pool, item_id).await
 }
 
-pub async fn update_memory_item(
+pub(crate) async fn update_memory_item(
     pool: &AnyPool,
     dialect: Dialect,
     item_id: i64,
@@ -195,7 +195,11 @@ pub async fn update_memory_item(
     get_memory_item(pool, item_id).await
 }
 
-pub async fn delete_memory_item(pool: &AnyPool, dialect: Dialect, item_id: i64) -> StoreResult<()> {
+pub(crate) async fn delete_memory_item(
+    pool: &AnyPool,
+    dialect: Dialect,
+    item_id: i64,
+) -> StoreResult<()> {
     let mut connection = pool.acquire().await.db()?;
     let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     sqlx::query("DELETE FROM context_memory_entities WHERE item_id = $1")
@@ -214,7 +218,7 @@ pub async fn delete_memory_item(pool: &AnyPool, dialect: Dialect, item_id: i64) 
     transaction.commit().await.db()
 }
 
-pub async fn get_memory_item(pool: &AnyPool, item_id: i64) -> StoreResult<MemoryItemRecord> {
+pub(crate) async fn get_memory_item(pool: &AnyPool, item_id: i64) -> StoreResult<MemoryItemRecord> {
     let mut connection = pool.acquire().await.db()?;
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_ITEMS} WHERE id = $1")))
         .bind(item_id)
@@ -228,7 +232,10 @@ pub async fn get_memory_item(pool: &AnyPool, item_id: i64) -> StoreResult<Memory
         .ok_or_else(|| StoreError::not_found("context memory item", item_id))
 }
 
-pub async fn list_memory_items(pool: &AnyPool, query: &MemoryQuery) -> StoreResult<MemoryPage> {
+pub(crate) async fn list_memory_items(
+    pool: &AnyPool,
+    query: &MemoryQuery,
+) -> StoreResult<MemoryPage> {
     let mut count = SqlBuilder::new("SELECT COUNT(*) FROM context_memory_items WHERE 1 = 1");
     push_filters(&mut count, query)?;
     let mut page = SqlBuilder::new(&format!("{SELECT_ITEMS} WHERE 1 = 1"));

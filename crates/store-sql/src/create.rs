@@ -19,7 +19,7 @@ use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect};
 
 /// The group-commit writer of creates.
-pub struct CreateWriter {
+pub(crate) struct CreateWriter {
     pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
     /// Woken after a batch that stored new investigations (their jobs are ready).

@@ -82,7 +82,7 @@ fn id_of(ids: &HashMap<usize, i64>, index: usize) -> StoreResult<i64> {
 /// investigations, for theirs; then the jobs, the search rows and the audit entries, which
 /// read nothing back. (PostgreSQL runs the statements of each step one by one: see
 /// `Statements`.)
-pub async fn write(
+pub(crate) async fn write(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     batch: &[CreateRequest],

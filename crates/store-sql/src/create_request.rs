@@ -8,7 +8,7 @@ use sleuth_store::{Created, NewAlert, NewAuditEntry, StoreResult};
 
 use crate::rows;
 
-pub struct CreateRequest {
+pub(crate) struct CreateRequest {
     pub(crate) alert: NewAlert,
     pub(crate) force: bool,
     /// Appended to the audit log in the create's transaction (see `audited`).

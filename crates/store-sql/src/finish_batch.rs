@@ -35,7 +35,7 @@ use crate::rows::{self, micros, priority_rank};
 use crate::{Dialect, search};
 
 /// A finished job on its way to the store (`queue::FinishWriter`).
-pub struct FinishRequest {
+pub(crate) struct FinishRequest {
     pub(crate) job: ClaimedJob,
     pub(crate) end: JobEnd,
 }
@@ -45,7 +45,7 @@ pub struct FinishRequest {
 /// caller runs (after adding the claims of the next jobs). Returns, per request in order,
 /// whether it is stored (false: its lease was lost). Any error leaves the transaction to
 /// be rolled back.
-pub async fn write(
+pub(crate) async fn write(
     transaction: &mut AnyConnection,
     dialect: Dialect,
     batch: &[FinishRequest],

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 
 /// One kind of batched write.
 #[async_trait]
-pub trait BatchWrite: Send + Sync + 'static {
+pub(crate) trait BatchWrite: Send + Sync + 'static {
     type Request: Send + 'static;
     type Output: Send + 'static;
 
@@ -25,11 +25,11 @@ pub trait BatchWrite: Send + Sync + 'static {
 
 /// How many requests one transaction carries at most, for the writers that need no other
 /// bound (creates have their own setting).
-pub const BATCH_MAX: usize = 256;
+pub(crate) const BATCH_MAX: usize = 256;
 
 /// The answers to a batch written all or nothing: each request its own output, or every
 /// request the same error.
-pub fn all_or_nothing<T>(
+pub(crate) fn all_or_nothing<T>(
     what: &str,
     size: usize,
     written: StoreResult<Vec<T>>,
@@ -42,7 +42,7 @@ pub fn all_or_nothing<T>(
 
 /// Every request of a batch that failed to commit gets the same error (logged once here,
 /// with what was being written): nothing of the batch is stored.
-pub fn all_failed<T>(what: &str, size: usize, error: &StoreError) -> Vec<StoreResult<T>> {
+pub(crate) fn all_failed<T>(what: &str, size: usize, error: &StoreError) -> Vec<StoreResult<T>> {
     tracing::error!(%error, size, "{what} failed to commit");
     let message = error.to_string();
     (0..size)
@@ -56,7 +56,7 @@ type Queued<W> = (
 );
 
 /// The queue in front of one writer task. Cheap to clone.
-pub struct GroupCommit<W: BatchWrite> {
+pub(crate) struct GroupCommit<W: BatchWrite> {
     sender: mpsc::Sender<Queued<W>>,
 }
 
@@ -70,7 +70,7 @@ impl<W: BatchWrite> Clone for GroupCommit<W> {
 
 impl<W: BatchWrite> GroupCommit<W> {
     /// Starts the writer task. Must run inside a tokio runtime.
-    pub fn spawn(writer: W, batch_max: usize) -> GroupCommit<W> {
+    pub(crate) fn spawn(writer: W, batch_max: usize) -> GroupCommit<W> {
         let batch_max = batch_max.max(1);
         let (sender, receiver) = mpsc::channel(batch_max * 4);
         tokio::spawn(run(writer, batch_max, receiver));
@@ -78,7 +78,7 @@ impl<W: BatchWrite> GroupCommit<W> {
     }
 
     /// Queues a request and waits for its commit.
-    pub async fn submit(&self, request: W::Request) -> StoreResult<W::Output> {
+    pub(crate) async fn submit(&self, request: W::Request) -> StoreResult<W::Output> {
         let (reply, answer) = oneshot::channel();
         self.sender
             .send((request, reply))

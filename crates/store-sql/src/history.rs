@@ -33,7 +33,7 @@ const ALERTS_PER_ENTITY: EntityWindow = EntityWindow {
 };
 const SAME_DETECTION_VERDICTS: i64 = 20;
 
-pub async fn history(
+pub(crate) async fn history(
     pool: &AnyPool,
     dialect: Dialect,
     query: &HistoryQuery,

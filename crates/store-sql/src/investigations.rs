@@ -34,7 +34,7 @@ const SELECT_INVESTIGATIONS: &str = concat!(
      WHERE i.id IN "
 );
 
-pub async fn get_investigation(
+pub(crate) async fn get_investigation(
     pool: &AnyPool,
     investigation_id: i64,
 ) -> StoreResult<InvestigationRecord> {
@@ -46,7 +46,7 @@ pub async fn get_investigation(
 }
 
 /// Reads the investigations with these ids, in the order of `ids`; missing ids are skipped.
-pub async fn fetch_by_ids(
+pub(crate) async fn fetch_by_ids(
     connection: &mut AnyConnection,
     ids: &[i64],
 ) -> StoreResult<Vec<InvestigationRecord>> {
@@ -64,7 +64,7 @@ pub async fn fetch_by_ids(
 /// As `fetch_by_ids`, with `remediation_action_runs` left empty: for a worker loading its
 /// job, whose runs (started by the triggers of a stored result) cannot exist yet, and
 /// whose every statement is a round trip to the database thread.
-pub async fn fetch_without_runs(
+pub(crate) async fn fetch_without_runs(
     connection: &mut AnyConnection,
     ids: &[i64],
 ) -> StoreResult<Vec<InvestigationRecord>> {

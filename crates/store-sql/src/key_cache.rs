@@ -25,7 +25,7 @@ use sleuth_store::{KEY_CACHE_TTL, KeyHash, Principal};
 const KEY_CACHE_MAX: usize = 4_096;
 
 #[derive(Default)]
-pub struct KeyCache {
+pub(crate) struct KeyCache {
     inner: Mutex<Inner>,
 }
 
@@ -39,7 +39,7 @@ struct Inner {
 
 /// Where a lookup began, to be handed back to [`KeyCache::keep`].
 #[derive(Debug, Clone, Copy)]
-pub struct Generation(u64);
+pub(crate) struct Generation(u64);
 
 impl KeyCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -51,7 +51,7 @@ impl KeyCache {
 
     /// The cached principal of a key, if it was looked up less than [`KEY_CACHE_TTL`] ago;
     /// otherwise the generation to pass to [`KeyCache::keep`] after looking it up.
-    pub fn get(&self, hash: &KeyHash, now: Instant) -> Result<Principal, Generation> {
+    pub(crate) fn get(&self, hash: &KeyHash, now: Instant) -> Result<Principal, Generation> {
         let inner = self.lock();
         match inner.entries.get(hash) {
             Some((principal, fetched)) if now.duration_since(*fetched) < KEY_CACHE_TTL => {
@@ -63,7 +63,13 @@ impl KeyCache {
 
     /// Keeps a principal just read from the database, unless keys or users changed since
     /// the lookup began.
-    pub fn keep(&self, hash: &KeyHash, principal: &Principal, began: Generation, now: Instant) {
+    pub(crate) fn keep(
+        &self,
+        hash: &KeyHash,
+        principal: &Principal,
+        began: Generation,
+        now: Instant,
+    ) {
         let mut inner = self.lock();
         if inner.generation != began.0 {
             return;
@@ -80,7 +86,7 @@ impl KeyCache {
     }
 
     /// Forgets every answer. Call after a change to keys or users has committed.
-    pub fn invalidate(&self) {
+    pub(crate) fn invalidate(&self) {
         let mut inner = self.lock();
         inner.entries.clear();
         inner.generation += 1;
@@ -88,7 +94,7 @@ impl KeyCache {
 
     /// A key's use was recorded: cached answers show it, so that the next requests do
     /// not record it again.
-    pub fn note_use(&self, api_key_id: i64, at: Timestamp) {
+    pub(crate) fn note_use(&self, api_key_id: i64, at: Timestamp) {
         let mut inner = self.lock();
         for (principal, _) in inner.entries.values_mut() {
             if principal.api_key_id == api_key_id {

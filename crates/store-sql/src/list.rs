@@ -46,7 +46,7 @@ use crate::list_sql::{Access, column, push_micros_range, push_order, push_range,
 use crate::rows::priority_rank;
 use crate::{DbResultExt, Dialect, investigations, rows, search};
 
-pub async fn list_investigations(
+pub(crate) async fn list_investigations(
     pool: &AnyPool,
     dialect: Dialect,
     query: &InvestigationQuery,
@@ -1175,7 +1175,7 @@ const FOLD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Folds PostgreSQL's count deltas until the task is aborted. Every process runs one;
 /// two folding at once stay exact (see `fold_counts`).
-pub fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(FOLD_EVERY);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

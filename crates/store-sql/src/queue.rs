@@ -18,7 +18,7 @@ use crate::rows::{self, micros};
 use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect, investigations};
 
-pub async fn claim_jobs(
+pub(crate) async fn claim_jobs(
     connections: &WriterConnections,
     dialect: Dialect,
     worker: &str,
@@ -111,7 +111,7 @@ fn claimed_jobs(rows: &[AnyRow]) -> StoreResult<HashMap<String, Vec<ClaimedJob>>
     Ok(claimed)
 }
 
-pub async fn load_job(
+pub(crate) async fn load_job(
     pool: &AnyPool,
     job: &ClaimedJob,
     windows: GuardWindows,
@@ -206,7 +206,7 @@ async fn burst_by_positions(
 /// concluded meanwhile go into one transaction, with the claims of the next jobs their
 /// workers asked for. A result is as durable as an alert, so each worker still waits for
 /// the commit before it counts the job done.
-pub struct FinishWriter {
+pub(crate) struct FinishWriter {
     pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
@@ -309,7 +309,7 @@ fn write_next_claims(
     Ok(claims)
 }
 
-pub async fn release_jobs(
+pub(crate) async fn release_jobs(
     pool: &AnyPool,
     dialect: Dialect,
     jobs: &[ClaimedJob],
@@ -340,7 +340,7 @@ pub async fn release_jobs(
     Ok(())
 }
 
-pub async fn pending_jobs(pool: &AnyPool) -> StoreResult<u64> {
+pub(crate) async fn pending_jobs(pool: &AnyPool) -> StoreResult<u64> {
     let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
         .fetch_one(pool)
         .await
@@ -348,7 +348,7 @@ pub async fn pending_jobs(pool: &AnyPool) -> StoreResult<u64> {
     Ok(u64::try_from(count).unwrap_or(0))
 }
 
-pub async fn cancel_investigation(
+pub(crate) async fn cancel_investigation(
     pool: &AnyPool,
     dialect: Dialect,
     investigation_id: i64,

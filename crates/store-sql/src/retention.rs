@@ -26,7 +26,7 @@ const BATCH: i64 = 200;
 
 /// Deletes up to `max_investigations` investigations that ended before `cutoff`, oldest
 /// first, and the system events older than it.
-pub async fn purge_before(
+pub(crate) async fn purge_before(
     pool: &AnyPool,
     dialect: Dialect,
     cutoff: Timestamp,

@@ -9,7 +9,7 @@ use sqlx::AnyConnection;
 use crate::{DbResultExt, Dialect};
 
 /// The document as the index stores it: its tokens, separated by spaces.
-pub fn document(text: &str) -> String {
+pub(crate) fn document(text: &str) -> String {
     search_tokens(text).collect::<Vec<_>>().join(" ")
 }
 
@@ -34,7 +34,7 @@ pub(crate) fn parsed_search_text(parsed: &ParsedAlert) -> String {
 }
 
 /// What search finds a concluded investigation by: the alert's words and the conclusion's.
-pub fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) -> String {
+pub(crate) fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) -> String {
     let mut text = parsed_search_text(parsed);
     for part in [
         Some(result.conclusion.as_str()),
@@ -58,7 +58,7 @@ pub fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) -> String
 }
 
 /// Replaces the searchable text of one investigation.
-pub async fn index(
+pub(crate) async fn index(
     connection: &mut AnyConnection,
     dialect: Dialect,
     investigation_id: i64,
@@ -68,7 +68,7 @@ pub async fn index(
 }
 
 /// Replaces the search document (`document`) of one investigation.
-pub async fn index_document(
+pub(crate) async fn index_document(
     connection: &mut AnyConnection,
     dialect: Dialect,
     investigation_id: i64,
@@ -104,7 +104,7 @@ pub async fn index_document(
 
 /// The query text for one bound parameter, in the dialect's own syntax. Tokens hold only
 /// letters, digits and `_`, so quoting them cannot be escaped out of.
-pub fn match_expression(dialect: Dialect, phrases: &[Vec<String>]) -> String {
+pub(crate) fn match_expression(dialect: Dialect, phrases: &[Vec<String>]) -> String {
     match dialect {
         // FTS5: "a b" is a phrase (adjacent tokens); phrases separated by spaces are ANDed.
         Dialect::Sqlite => phrases
@@ -127,7 +127,7 @@ pub fn match_expression(dialect: Dialect, phrases: &[Vec<String>]) -> String {
 /// The WHERE condition that keeps matching investigations (alias `i`); `$n` is the bound
 /// match expression. `id` is how SQLite's condition names the investigation's id (`i.id`,
 /// or `+i.id` to keep the search from choosing the statement's index).
-pub fn filter_condition(dialect: Dialect, parameter: usize, id: &str) -> String {
+pub(crate) fn filter_condition(dialect: Dialect, parameter: usize, id: &str) -> String {
     match dialect {
         Dialect::Sqlite => format!(
             "{id} IN (SELECT rowid FROM investigation_search WHERE investigation_search MATCH ${parameter})"

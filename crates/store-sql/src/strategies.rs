@@ -535,7 +535,7 @@ async fn read_generation(connection: &mut AnyConnection) -> StoreResult<i64> {
         .db()
 }
 
-pub async fn create_strategy(
+pub(crate) async fn create_strategy(
     pool: &AnyPool,
     dialect: Dialect,
     strategy: &NewStrategy,
@@ -549,12 +549,15 @@ pub async fn create_strategy(
     Ok(record)
 }
 
-pub async fn get_strategy(pool: &AnyPool, strategy_id: i64) -> StoreResult<StrategyRecord> {
+pub(crate) async fn get_strategy(pool: &AnyPool, strategy_id: i64) -> StoreResult<StrategyRecord> {
     let mut connection = pool.acquire().await.db()?;
     latest_version(&mut connection, strategy_id).await
 }
 
-pub async fn list_strategies(pool: &AnyPool, query: &StrategyQuery) -> StoreResult<StrategyPage> {
+pub(crate) async fn list_strategies(
+    pool: &AnyPool,
+    query: &StrategyQuery,
+) -> StoreResult<StrategyPage> {
     let filters = |builder: &mut SqlBuilder| -> StoreResult<()> {
         builder.push(" AND s.is_archived = ");
         builder.bind(i64::from(query.is_archived))?;
@@ -583,7 +586,7 @@ pub async fn list_strategies(pool: &AnyPool, query: &StrategyQuery) -> StoreResu
     })
 }
 
-pub async fn list_strategy_versions(
+pub(crate) async fn list_strategy_versions(
     pool: &AnyPool,
     strategy_id: i64,
 ) -> StoreResult<Vec<StrategyRecord>> {
@@ -635,7 +638,7 @@ fn protected(strategy_id: i64) -> StoreError {
     }
 }
 
-pub async fn update_strategy(
+pub(crate) async fn update_strategy(
     pool: &AnyPool,
     dialect: Dialect,
     strategy_id: i64,
@@ -692,7 +695,7 @@ pub async fn update_strategy(
     Ok(StrategyUpdate::NewVersion(record))
 }
 
-pub async fn set_strategy_standing(
+pub(crate) async fn set_strategy_standing(
     pool: &AnyPool,
     dialect: Dialect,
     strategy_id: i64,
@@ -730,12 +733,12 @@ pub async fn set_strategy_standing(
     transaction.commit().await.db()
 }
 
-pub async fn strategy_generation(pool: &AnyPool) -> StoreResult<i64> {
+pub(crate) async fn strategy_generation(pool: &AnyPool) -> StoreResult<i64> {
     let mut connection = pool.acquire().await.db()?;
     read_generation(&mut connection).await
 }
 
-pub async fn active_strategies(pool: &AnyPool) -> StoreResult<ActiveStrategies> {
+pub(crate) async fn active_strategies(pool: &AnyPool) -> StoreResult<ActiveStrategies> {
     let mut connection = pool.acquire().await.db()?;
     let generation = read_generation(&mut connection).await?;
     let found = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -756,7 +759,7 @@ pub async fn active_strategies(pool: &AnyPool) -> StoreResult<ActiveStrategies> 
     })
 }
 
-pub async fn sync_builtin_strategies(
+pub(crate) async fn sync_builtin_strategies(
     pool: &AnyPool,
     dialect: Dialect,
     builtins: &[NewStrategy],

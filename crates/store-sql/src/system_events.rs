@@ -15,7 +15,7 @@ use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect, SqlStore};
 
 /// One firing's events, on their way to the store.
-pub struct Recording {
+pub(crate) struct Recording {
     events: Vec<NewSystemEvent>,
     at: Timestamp,
 }
@@ -23,7 +23,7 @@ pub struct Recording {
 /// The group-commit writer of system events: every investigation that concludes fires
 /// two or three triggers, so at a thousand investigations a second one transaction per
 /// firing would be most of the database's write turns.
-pub struct SystemEventWriter {
+pub(crate) struct SystemEventWriter {
     pub(crate) connections: WriterConnections,
     pub(crate) dialect: Dialect,
 }
@@ -95,7 +95,7 @@ pub(crate) fn insert_in(
     Ok(())
 }
 
-pub async fn record_system_events(
+pub(crate) async fn record_system_events(
     writer: &GroupCommit<SystemEventWriter>,
     events: &[NewSystemEvent],
     at: Timestamp,
@@ -139,7 +139,7 @@ fn searchable(value: &Value) -> String {
     out.to_lowercase()
 }
 
-pub async fn list_system_events(
+pub(crate) async fn list_system_events(
     pool: &AnyPool,
     query: &SystemEventQuery,
 ) -> StoreResult<SystemEventPage> {
@@ -177,7 +177,7 @@ fn record(row: &sqlx::any::AnyRow) -> StoreResult<SystemEventRecord> {
     })
 }
 
-pub async fn newest_system_event_id(pool: &AnyPool) -> StoreResult<i64> {
+pub(crate) async fn newest_system_event_id(pool: &AnyPool) -> StoreResult<i64> {
     let newest: Option<i64> = SqlBuilder::new("SELECT MAX(id) FROM system_events")
         .build_scalar()
         .fetch_one(pool)
@@ -186,7 +186,7 @@ pub async fn newest_system_event_id(pool: &AnyPool) -> StoreResult<i64> {
     Ok(newest.unwrap_or(0))
 }
 
-pub async fn system_event_ids_after(
+pub(crate) async fn system_event_ids_after(
     pool: &AnyPool,
     after_id: i64,
     limit: u32,
@@ -198,7 +198,7 @@ pub async fn system_event_ids_after(
     ids.build_scalar().fetch_all(pool).await.db()
 }
 
-pub async fn system_events_after(
+pub(crate) async fn system_events_after(
     pool: &AnyPool,
     query: &SystemEventsAfter,
 ) -> StoreResult<Vec<SystemEventRecord>> {

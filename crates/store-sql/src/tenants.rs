@@ -46,7 +46,7 @@ fn conflict(input: &TenantUnionInput) -> StoreError {
     }
 }
 
-pub async fn create_tenant_union(
+pub(crate) async fn create_tenant_union(
     pool: &AnyPool,
     input: &TenantUnionInput,
 ) -> StoreResult<TenantUnion> {
@@ -69,7 +69,7 @@ pub async fn create_tenant_union(
     }
 }
 
-pub async fn update_tenant_union(
+pub(crate) async fn update_tenant_union(
     pool: &AnyPool,
     tenant_union_id: i64,
     input: &TenantUnionInput,
@@ -96,7 +96,10 @@ pub async fn update_tenant_union(
     }
 }
 
-pub async fn get_tenant_union(pool: &AnyPool, tenant_union_id: i64) -> StoreResult<TenantUnion> {
+pub(crate) async fn get_tenant_union(
+    pool: &AnyPool,
+    tenant_union_id: i64,
+) -> StoreResult<TenantUnion> {
     let row = sqlx::query(concat!(tenant_union_select!(), " WHERE t.id = $1"))
         .bind(tenant_union_id)
         .fetch_optional(pool)
@@ -108,7 +111,7 @@ pub async fn get_tenant_union(pool: &AnyPool, tenant_union_id: i64) -> StoreResu
         .ok_or_else(|| StoreError::not_found("tenant union", tenant_union_id))
 }
 
-pub async fn list_tenant_unions(pool: &AnyPool) -> StoreResult<Vec<TenantUnion>> {
+pub(crate) async fn list_tenant_unions(pool: &AnyPool) -> StoreResult<Vec<TenantUnion>> {
     let found = sqlx::query(concat!(tenant_union_select!(), " ORDER BY t.id"))
         .fetch_all(pool)
         .await

@@ -40,7 +40,7 @@ pub(crate) fn read_user(row: &AnyRow) -> StoreResult<User> {
     })
 }
 
-pub async fn count_users(pool: &AnyPool) -> StoreResult<u64> {
+pub(crate) async fn count_users(pool: &AnyPool) -> StoreResult<u64> {
     let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
         .fetch_one(pool)
         .await
@@ -79,7 +79,7 @@ async fn check_scope(connection: &mut sqlx::AnyConnection, scope: &TenantScope) 
     Ok(())
 }
 
-pub async fn create_user(pool: &AnyPool, user: &NewUser) -> StoreResult<User> {
+pub(crate) async fn create_user(pool: &AnyPool, user: &NewUser) -> StoreResult<User> {
     let now = micros(chrono::Utc::now());
     let mut connection = pool.acquire().await.db()?;
     check_scope(&mut connection, &user.tenant_scope).await?;
@@ -104,7 +104,7 @@ pub async fn create_user(pool: &AnyPool, user: &NewUser) -> StoreResult<User> {
     }
 }
 
-pub async fn bootstrap_admin(
+pub(crate) async fn bootstrap_admin(
     pool: &AnyPool,
     dialect: Dialect,
     user: &NewUser,
@@ -152,7 +152,7 @@ pub async fn bootstrap_admin(
     get_user(pool, user_id).await.map(Some)
 }
 
-pub async fn get_user(pool: &AnyPool, user_id: i64) -> StoreResult<User> {
+pub(crate) async fn get_user(pool: &AnyPool, user_id: i64) -> StoreResult<User> {
     let row = sqlx::query(concat!(
         "SELECT ",
         user_columns!(),
@@ -168,7 +168,7 @@ pub async fn get_user(pool: &AnyPool, user_id: i64) -> StoreResult<User> {
         .ok_or_else(|| StoreError::not_found("user", user_id))
 }
 
-pub async fn find_user_by_email(pool: &AnyPool, email: &str) -> StoreResult<Option<User>> {
+pub(crate) async fn find_user_by_email(pool: &AnyPool, email: &str) -> StoreResult<Option<User>> {
     let row = sqlx::query(concat!(
         "SELECT ",
         user_columns!(),
@@ -181,7 +181,7 @@ pub async fn find_user_by_email(pool: &AnyPool, email: &str) -> StoreResult<Opti
     row.as_ref().map(read_user).transpose()
 }
 
-pub async fn list_users(pool: &AnyPool) -> StoreResult<Vec<User>> {
+pub(crate) async fn list_users(pool: &AnyPool) -> StoreResult<Vec<User>> {
     let found = sqlx::query(concat!(
         "SELECT ",
         user_columns!(),
@@ -193,7 +193,7 @@ pub async fn list_users(pool: &AnyPool) -> StoreResult<Vec<User>> {
     found.iter().map(read_user).collect()
 }
 
-pub async fn update_user(
+pub(crate) async fn update_user(
     pool: &AnyPool,
     dialect: Dialect,
     user_id: i64,
@@ -337,7 +337,7 @@ async fn get_api_key(pool: &AnyPool, api_key_id: i64) -> StoreResult<ApiKey> {
         .ok_or_else(|| StoreError::not_found("api key", api_key_id))
 }
 
-pub async fn create_api_key(pool: &AnyPool, key: &NewApiKey) -> StoreResult<ApiKey> {
+pub(crate) async fn create_api_key(pool: &AnyPool, key: &NewApiKey) -> StoreResult<ApiKey> {
     let user = get_user(pool, key.user_id).await?;
     if !key.tenant_scope.is_within(&user.tenant_scope) {
         return Err(StoreError::Rejected {
@@ -355,7 +355,7 @@ pub async fn create_api_key(pool: &AnyPool, key: &NewApiKey) -> StoreResult<ApiK
     get_api_key(pool, api_key_id).await
 }
 
-pub async fn list_api_keys(pool: &AnyPool) -> StoreResult<Vec<ApiKey>> {
+pub(crate) async fn list_api_keys(pool: &AnyPool) -> StoreResult<Vec<ApiKey>> {
     let found = sqlx::query(concat!(api_key_select!(), " ORDER BY k.id"))
         .fetch_all(pool)
         .await
@@ -363,7 +363,11 @@ pub async fn list_api_keys(pool: &AnyPool) -> StoreResult<Vec<ApiKey>> {
     found.iter().map(read_api_key).collect()
 }
 
-pub async fn revoke_api_key(pool: &AnyPool, api_key_id: i64, at: Timestamp) -> StoreResult<ApiKey> {
+pub(crate) async fn revoke_api_key(
+    pool: &AnyPool,
+    api_key_id: i64,
+    at: Timestamp,
+) -> StoreResult<ApiKey> {
     sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1")
         .bind(api_key_id)
         .bind(micros(at))
@@ -373,7 +377,7 @@ pub async fn revoke_api_key(pool: &AnyPool, api_key_id: i64, at: Timestamp) -> S
     get_api_key(pool, api_key_id).await
 }
 
-pub async fn authenticate(pool: &AnyPool, hash: &KeyHash) -> StoreResult<Option<Principal>> {
+pub(crate) async fn authenticate(pool: &AnyPool, hash: &KeyHash) -> StoreResult<Option<Principal>> {
     let row = sqlx::query(concat!(
         "SELECT ",
         user_columns!(),
@@ -398,7 +402,11 @@ pub async fn authenticate(pool: &AnyPool, hash: &KeyHash) -> StoreResult<Option<
     }))
 }
 
-pub async fn record_key_use(pool: &AnyPool, api_key_id: i64, at: Timestamp) -> StoreResult<()> {
+pub(crate) async fn record_key_use(
+    pool: &AnyPool,
+    api_key_id: i64,
+    at: Timestamp,
+) -> StoreResult<()> {
     sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
         .bind(api_key_id)
         .bind(micros(at))
