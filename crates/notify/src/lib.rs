@@ -4,7 +4,8 @@
 //! system event) is matched against each destination's [`Rule`]; a matching destination
 //! gets the event rendered in its own wire shape ([`render`]): a signed generic webhook,
 //! Slack Block Kit, a Teams Adaptive Card, a PagerDuty Events v2 event, an RFC 5424 syslog
-//! line carrying CEF, or an email. [`retry`] says when a failed delivery is tried again
+//! line carrying CEF, or an email, headed by the destination's own [`Template`] or the
+//! default headline. [`retry`] says when a failed delivery is tried again
 //! and when it is given up (dead-lettered).
 //!
 //! Everything an alert supplies (titles, entity values, summaries) was written by an
@@ -19,6 +20,8 @@ pub mod render;
 pub mod retry;
 pub mod rule;
 pub mod signature;
+pub mod template;
 
 pub use event::{Closed, Concluded, Event, EventKind, EventName, RunFailed, SystemNotice};
 pub use rule::Rule;
+pub use template::Template;

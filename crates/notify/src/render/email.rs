@@ -6,6 +6,7 @@ use sleuth_normalize::text::truncate;
 
 use super::detail_lines;
 use crate::event::Event;
+use crate::template::{Template, headline};
 
 const SUBJECT_CHARS: usize = 200;
 
@@ -16,9 +17,9 @@ pub struct EmailMessage {
     pub text: String,
 }
 
-pub fn render(event: &Event) -> EmailMessage {
-    let one_line: String = event
-        .headline()
+pub fn render(event: &Event, template: Option<&Template>) -> EmailMessage {
+    let headline = headline(event, template);
+    let one_line: String = headline
         .chars()
         .map(|character| {
             if character.is_control() {
@@ -29,7 +30,7 @@ pub fn render(event: &Event) -> EmailMessage {
         })
         .collect();
     let subject = format!("Sleuth: {}", truncate(&one_line, SUBJECT_CHARS));
-    let mut text = format!("{}\n\n", event.headline());
+    let mut text = format!("{headline}\n\n");
     for (label, value) in detail_lines(event) {
         text.push_str(&format!("{label}: {value}\n"));
     }
@@ -47,7 +48,7 @@ mod tests {
 
     #[test]
     fn the_subject_is_one_line_and_the_body_links_the_investigation() {
-        let message = render(&samples::concluded());
+        let message = render(&samples::concluded(), None);
         assert!(
             !message.subject.contains(['\r', '\n']),
             "{}",

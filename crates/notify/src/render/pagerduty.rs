@@ -8,12 +8,13 @@ use sleuth_normalize::text::truncate;
 
 use super::{HttpMessage, Loudness, detail_lines};
 use crate::event::{Event, EventKind};
+use crate::template::{Template, headline};
 
 /// PagerDuty's limit on `payload.summary`.
 const SUMMARY_CHARS: usize = 1024;
 
 /// The Events API v2 body for `event`, routed by the integration's `routing_key`.
-pub fn render(event: &Event, routing_key: &str) -> HttpMessage {
+pub fn render(event: &Event, routing_key: &str, template: Option<&Template>) -> HttpMessage {
     let dedup_key = dedup_key(event);
     if let EventKind::InvestigationClosed(_) = event.kind {
         return HttpMessage::json(&json!({
@@ -45,7 +46,7 @@ pub fn render(event: &Event, routing_key: &str) -> HttpMessage {
         "event_action": "trigger",
         "dedup_key": dedup_key,
         "payload": {
-            "summary": truncate(&event.headline(), SUMMARY_CHARS),
+            "summary": truncate(&headline(event, template), SUMMARY_CHARS),
             "source": truncate(&source, 255),
             "severity": severity,
             "timestamp": event.occurred_at.to_rfc3339(),
@@ -85,7 +86,7 @@ mod tests {
     #[test]
     fn a_conclusion_triggers_and_its_close_resolves_the_same_alert() {
         let trigger: Value =
-            serde_json::from_slice(&render(&samples::concluded(), "R0UTING").body).unwrap();
+            serde_json::from_slice(&render(&samples::concluded(), "R0UTING", None).body).unwrap();
         assert_eq!(trigger["event_action"], "trigger");
         assert_eq!(trigger["routing_key"], "R0UTING");
         assert_eq!(trigger["payload"]["severity"], "critical");
@@ -99,7 +100,7 @@ mod tests {
             "https://sleuth.example/investigations/abcd"
         );
         let resolve: Value =
-            serde_json::from_slice(&render(&samples::closed(), "R0UTING").body).unwrap();
+            serde_json::from_slice(&render(&samples::closed(), "R0UTING", None).body).unwrap();
         assert_eq!(resolve["event_action"], "resolve");
         assert_eq!(resolve["dedup_key"], trigger["dedup_key"]);
         assert!(resolve.get("payload").is_none());
@@ -111,7 +112,7 @@ mod tests {
         if let EventKind::InvestigationConcluded(concluded) = &mut event.kind {
             concluded.title = "x".repeat(5000);
         }
-        let body: Value = serde_json::from_slice(&render(&event, "k").body).unwrap();
+        let body: Value = serde_json::from_slice(&render(&event, "k", None).body).unwrap();
         let summary = body["payload"]["summary"].as_str().unwrap();
         assert_eq!(summary.chars().count(), SUMMARY_CHARS);
     }

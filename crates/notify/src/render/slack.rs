@@ -10,14 +10,15 @@ use sleuth_normalize::text::truncate;
 
 use super::{HttpMessage, detail_lines};
 use crate::event::Event;
+use crate::template::{Template, headline};
 
 /// Slack's limit on a header block's text.
 const HEADER_CHARS: usize = 150;
 /// Slack's limit on a section's text.
 const SECTION_CHARS: usize = 3000;
 
-pub fn render(event: &Event) -> HttpMessage {
-    let headline = event.headline();
+pub fn render(event: &Event, template: Option<&Template>) -> HttpMessage {
+    let headline = headline(event, template);
     let details = detail_lines(event)
         .iter()
         .map(|(label, value)| format!("*{label}:* {}", escape(value)))
@@ -58,7 +59,7 @@ mod tests {
 
     #[test]
     fn alert_text_cannot_mention_a_channel_or_forge_a_link() {
-        let message = render(&samples::concluded());
+        let message = render(&samples::concluded(), None);
         let body: Value = serde_json::from_slice(&message.body).unwrap();
         let text = body["text"].as_str().unwrap();
         assert!(text.contains("&lt;!channel&gt;"), "{text}");
@@ -76,13 +77,28 @@ mod tests {
     }
 
     #[test]
+    fn a_destinations_template_heads_the_message_and_is_escaped_too() {
+        let template = Template::parse("{priority}: {title}").unwrap();
+        let body: Value =
+            serde_json::from_slice(&render(&samples::concluded(), Some(&template)).body).unwrap();
+        let text = body["text"].as_str().unwrap();
+        assert!(text.starts_with("urgent: &lt;!channel&gt;"), "{text}");
+        assert!(
+            body["blocks"][0]["text"]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("urgent: ")
+        );
+    }
+
+    #[test]
     fn long_texts_are_cut_to_slacks_limits() {
         let mut event = samples::concluded();
         if let crate::EventKind::InvestigationConcluded(concluded) = &mut event.kind {
             concluded.title = "A".repeat(10_000);
             concluded.conclusion = "B".repeat(10_000);
         }
-        let body: Value = serde_json::from_slice(&render(&event).body).unwrap();
+        let body: Value = serde_json::from_slice(&render(&event, None).body).unwrap();
         let header = body["blocks"][0]["text"]["text"].as_str().unwrap();
         assert_eq!(header.chars().count(), HEADER_CHARS);
         let section = body["blocks"][1]["text"]["text"].as_str().unwrap();

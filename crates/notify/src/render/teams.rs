@@ -10,11 +10,12 @@ use sleuth_normalize::text::truncate;
 
 use super::{HttpMessage, detail_lines};
 use crate::event::Event;
+use crate::template::{Template, headline};
 
 /// Long enough for any conclusion; Teams refuses a card over about 28 KB.
 const TEXT_CHARS: usize = 2000;
 
-pub fn render(event: &Event) -> HttpMessage {
+pub fn render(event: &Event, template: Option<&Template>) -> HttpMessage {
     let facts: Vec<Value> = detail_lines(event)
         .iter()
         .map(
@@ -27,7 +28,7 @@ pub fn render(event: &Event) -> HttpMessage {
         "version": "1.4",
         "body": [
             {"type": "TextBlock", "size": "Medium", "weight": "Bolder", "wrap": true,
-             "text": escape(&truncate(&event.headline(), TEXT_CHARS))},
+             "text": escape(&truncate(&headline(event, template), TEXT_CHARS))},
             {"type": "FactSet", "facts": facts},
         ],
     });
@@ -65,7 +66,7 @@ mod tests {
 
     #[test]
     fn a_card_with_facts_and_a_button_where_markdown_cannot_make_links() {
-        let message = render(&samples::concluded());
+        let message = render(&samples::concluded(), None);
         let body: Value = serde_json::from_slice(&message.body).unwrap();
         assert_eq!(body["type"], "message");
         let attachment = &body["attachments"][0];
