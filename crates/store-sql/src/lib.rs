@@ -54,7 +54,7 @@ use tokio::sync::Notify;
 use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
-pub use list::fold_counts;
+pub use list::{fold_counts, fold_counts_now};
 pub use migrate::Migration;
 
 /// The SQL that differs between the two databases.

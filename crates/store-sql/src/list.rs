@@ -1195,43 +1195,66 @@ pub(crate) fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> 
 /// wait on a shared counter. This replaces the deltas of each combination by their sum,
 /// which keeps the sums a list reads short.
 pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
-    fold_deltas(pool, "investigation_counts", count_columns!()).await?;
+    fold_all(pool, Fold::WhenWorthwhile).await
+}
+
+/// Folds every table however few deltas it holds, for a caller that needs one row per
+/// combination now (the contract test of folding; the background folder waits until a
+/// table holds twice as many rows as combinations, which depends on how writes batched).
+pub async fn fold_counts_now(pool: &AnyPool) -> StoreResult<()> {
+    fold_all(pool, Fold::Always).await
+}
+
+/// When a table of deltas is folded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    /// Only when it holds at least twice as many rows as combinations.
+    WhenWorthwhile,
+    Always,
+}
+
+async fn fold_all(pool: &AnyPool, when: Fold) -> StoreResult<()> {
+    fold_deltas(pool, "investigation_counts", count_columns!(), when).await?;
     fold_deltas(
         pool,
         "investigation_facet_counts",
         concat!("facet, ", count_columns!()),
+        when,
     )
     .await?;
     fold_deltas(
         pool,
         "investigation_tag_counts",
         concat!("name, ", count_columns!()),
+        when,
     )
     .await?;
     fold_deltas(
         pool,
         "investigation_tag_facet_counts",
         concat!("name, facet, ", count_columns!()),
+        when,
     )
     .await?;
-    fold_deltas(pool, "investigation_hour_counts", "status, hour").await
+    fold_deltas(pool, "investigation_hour_counts", "status, hour", when).await
 }
 
-/// Folds one table of deltas (`columns` are its grouping columns, `n` the delta). It runs
-/// only when there are at least twice as many rows as combinations. One statement, so a
-/// reader sees the deltas or their sum, never both; deltas committed meanwhile are not in
-/// its snapshot and stay; a second folder waits for the first's row locks and then skips
-/// the rows it deleted.
-async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str) -> StoreResult<()> {
-    let (rows, combinations): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM {table} GROUP BY {columns}) \
-         AS combinations) FROM {table}"
-    )))
-    .fetch_one(pool)
-    .await
-    .db()?;
-    if rows < 2 * combinations.max(1) {
-        return Ok(());
+/// Folds one table of deltas (`columns` are its grouping columns, `n` the delta), when
+/// `when` says so. One statement, so a reader sees the deltas or their sum, never both;
+/// deltas committed meanwhile are not in its snapshot and stay; a second folder waits for
+/// the first's row locks and then skips the rows it deleted.
+async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str, when: Fold) -> StoreResult<()> {
+    if when == Fold::WhenWorthwhile {
+        let (rows, combinations): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM {table} GROUP BY {columns}) \
+             AS combinations) FROM {table}"
+        )))
+        .fetch_one(pool)
+        .await
+        .db()?;
+        if rows < 2 * combinations.max(1) {
+            return Ok(());
+        }
     }
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH folded AS (DELETE FROM {table} RETURNING *) \
