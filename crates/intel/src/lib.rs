@@ -231,18 +231,10 @@ impl Collector {
         if self.report.problems.len() < MAX_PROBLEMS {
             let reason = reason();
             // Problems go to logs: one line each, bounded.
-            let reason: String = reason
-                .chars()
-                .take(300)
-                .map(|character| {
-                    if character.is_control() {
-                        ' '
-                    } else {
-                        character
-                    }
-                })
-                .collect();
-            self.report.problems.push(reason);
+            let reason: String = reason.chars().take(300).collect();
+            self.report
+                .problems
+                .push(sleuth_normalize::text::one_line(&reason));
         }
     }
 }
@@ -254,17 +246,8 @@ pub(crate) fn clean_text(text: &str) -> Option<String> {
     if sleuth_normalize::text::is_placeholder(text) {
         return None;
     }
-    let mut cleaned: String = text
-        .chars()
-        .take(MAX_DESCRIPTION_CHARS)
-        .map(|character| {
-            if character.is_control() {
-                ' '
-            } else {
-                character
-            }
-        })
-        .collect();
+    let kept: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let mut cleaned = sleuth_normalize::text::one_line(&kept);
     if text.chars().nth(MAX_DESCRIPTION_CHARS).is_some() {
         cleaned.push('…');
     }

@@ -1,4 +1,4 @@
-//! Text that says nothing, and text cut to a length.
+//! Text that says nothing, text cut to a length, and text kept to one line.
 
 /// The longest placeholder below ("undefined", "<unknown>").
 const PLACEHOLDER_MAX_BYTES: usize = 9;
@@ -35,4 +35,29 @@ pub fn truncate(text: &str, limit: usize) -> String {
     let mut cut: String = text.chars().take(limit.saturating_sub(1)).collect();
     cut.push('…');
     cut
+}
+
+/// `text` on one line: every control character (line breaks, tabs, escapes) a space, so
+/// that what an attacker wrote can neither start a new log line nor a new mail header.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|character| {
+            if character.is_control() {
+                ' '
+            } else {
+                character
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_turns_every_control_character_into_a_space() {
+        assert_eq!(one_line("a\r\nBcc: x\tb\u{1b}[0m"), "a  Bcc: x b [0m");
+        assert_eq!(one_line("plain é"), "plain é");
+    }
 }

@@ -2,7 +2,7 @@
 //! The subject is one line: line breaks in alert text would otherwise start new headers
 //! (`Bcc:`); they become spaces, and the subject is cut to 200 characters.
 
-use sleuth_normalize::text::truncate;
+use sleuth_normalize::text::{one_line, truncate};
 
 use super::detail_lines;
 use crate::event::Event;
@@ -19,17 +19,7 @@ pub struct EmailMessage {
 
 pub fn render(event: &Event, template: Option<&Template>) -> EmailMessage {
     let headline = headline(event, template);
-    let one_line: String = headline
-        .chars()
-        .map(|character| {
-            if character.is_control() {
-                ' '
-            } else {
-                character
-            }
-        })
-        .collect();
-    let subject = format!("Sleuth: {}", truncate(&one_line, SUBJECT_CHARS));
+    let subject = format!("Sleuth: {}", truncate(&one_line(&headline), SUBJECT_CHARS));
     let mut text = format!("{headline}\n\n");
     for (label, value) in detail_lines(event) {
         text.push_str(&format!("{label}: {value}\n"));
