@@ -137,6 +137,16 @@ CREATE TABLE connectors (
   last_writeback_error_at bigint
 );
 
+CREATE TABLE console_sessions (
+  id bigint NOT NULL DEFAULT nextval('console_sessions_id_seq'::regclass),
+  token_hash text NOT NULL,
+  user_id bigint NOT NULL,
+  csrf_secret text NOT NULL,
+  created_at bigint NOT NULL,
+  last_seen_at bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+
 CREATE TABLE context_documents (
   id bigint NOT NULL,
   document text NOT NULL,
@@ -505,7 +515,10 @@ CREATE TABLE users (
   is_active bigint NOT NULL DEFAULT 1,
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL,
-  tenant_union_ids text
+  tenant_union_ids text,
+  password_hash text,
+  password_must_change bigint NOT NULL DEFAULT 0,
+  password_changed_at bigint
 );
 
 -- constraints
@@ -561,6 +574,12 @@ ALTER TABLE connectors ADD CONSTRAINT connectors_name_key UNIQUE (name);
 ALTER TABLE connectors ADD CONSTRAINT connectors_pkey PRIMARY KEY (id);
 
 ALTER TABLE connectors ADD CONSTRAINT connectors_tenant_union_id_fkey FOREIGN KEY (tenant_union_id) REFERENCES tenant_unions(id);
+
+ALTER TABLE console_sessions ADD CONSTRAINT console_sessions_pkey PRIMARY KEY (id);
+
+ALTER TABLE console_sessions ADD CONSTRAINT console_sessions_token_hash_key UNIQUE (token_hash);
+
+ALTER TABLE console_sessions ADD CONSTRAINT console_sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE;
 
 ALTER TABLE context_documents ADD CONSTRAINT context_documents_id_check CHECK ((id = 1));
 
@@ -723,6 +742,10 @@ CREATE INDEX connector_writebacks_by_connector ON public.connector_writebacks US
 CREATE INDEX connector_writebacks_by_investigation ON public.connector_writebacks USING btree (investigation_id);
 
 CREATE INDEX connector_writebacks_due ON public.connector_writebacks USING btree (next_attempt_at) WHERE (sent_at IS NULL);
+
+CREATE INDEX console_sessions_by_expiry ON public.console_sessions USING btree (expires_at);
+
+CREATE INDEX console_sessions_by_user ON public.console_sessions USING btree (user_id);
 
 CREATE INDEX context_memory_entities_by_item ON public.context_memory_entities USING btree (item_id);
 

@@ -150,6 +150,16 @@ CREATE TABLE connectors (
     updated_at INTEGER NOT NULL
 , writebacks_sent INTEGER NOT NULL DEFAULT 0, last_writeback_error TEXT, last_writeback_error_at INTEGER);
 
+CREATE TABLE console_sessions (
+    id INTEGER PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    csrf_secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+
 CREATE TABLE context_documents (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     -- The document as TOML text, exactly as validated on the way in.
@@ -564,7 +574,7 @@ CREATE TABLE users (
     is_active INTEGER NOT NULL DEFAULT 1,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
-, tenant_union_ids TEXT);
+, tenant_union_ids TEXT, password_hash TEXT, password_must_change INTEGER NOT NULL DEFAULT 0, password_changed_at INTEGER);
 
 CREATE INDEX alert_revisions_by_investigation ON alert_revisions (investigation_id)
     WHERE investigation_id IS NOT NULL;
@@ -588,6 +598,10 @@ CREATE INDEX connector_writebacks_by_investigation ON connector_writebacks (inve
 
 CREATE INDEX connector_writebacks_due ON connector_writebacks (next_attempt_at)
     WHERE sent_at IS NULL;
+
+CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+
+CREATE INDEX console_sessions_by_user ON console_sessions (user_id);
 
 CREATE INDEX context_memory_entities_by_item ON context_memory_entities (item_id);
 

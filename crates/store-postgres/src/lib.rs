@@ -160,6 +160,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "tag_triggers_after_a_conclusion",
         sql: include_str!("../migrations/0029_tag_triggers_after_a_conclusion.sql"),
     },
+    Migration {
+        version: 30,
+        name: "console_sign_in",
+        sql: include_str!("../migrations/0030_console_sign_in.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -25,6 +25,7 @@ sleuth_test_support::sql_change_contract_tests!(open(), url_of);
 sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
 sleuth_test_support::connector_contract_tests!(open());
+sleuth_test_support::sign_in_contract_tests!(open());
 
 /// Counts per state as the list reports them (from `investigation_counts`), then per state
 /// of the investigations tagged `tagged` (from `investigation_tag_counts`).

@@ -36,6 +36,7 @@ mod revisions;
 pub mod rows;
 mod scope;
 mod search;
+mod sign_in;
 mod source_counters;
 mod strategies;
 mod system_events;

@@ -159,6 +159,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "connector_writebacks",
         sql: include_str!("../migrations/0029_connector_writebacks.sql"),
     },
+    Migration {
+        version: 30,
+        name: "console_sign_in",
+        sql: include_str!("../migrations/0030_console_sign_in.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -16,6 +16,7 @@ mod push;
 mod query;
 mod response_actions;
 mod revisions;
+mod sign_in;
 mod strategies;
 mod system_events;
 mod tenant_scope;
@@ -35,6 +36,7 @@ pub use push::*;
 pub use query::*;
 pub use response_actions::*;
 pub use revisions::*;
+pub use sign_in::*;
 pub use strategies::*;
 pub use system_events::*;
 pub use tenant_scope::TenantScope;
@@ -83,6 +85,7 @@ pub trait Store:
     + PushStore
     + DataSourceStore
     + ConnectorStore
+    + SignInStore
     + Send
     + Sync
     + 'static

@@ -45,7 +45,8 @@ pub struct UserChanges {
     pub tenant_scope: Option<TenantScope>,
 }
 
-/// The SHA-256 of an API key. Keys are 256-bit random values, so a fast hash is enough:
+/// The SHA-256 of an API key or of a console session's token. Both are 256-bit random
+/// values, so a fast hash is enough:
 /// nobody can brute-force the preimage, and lookups stay one indexed query.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct KeyHash(pub [u8; 32]);
