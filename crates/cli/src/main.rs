@@ -20,6 +20,7 @@ mod sandbox;
 mod secret;
 mod serve;
 mod tenant;
+mod user;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,6 +67,11 @@ enum Command {
     Apikey {
         #[command(subcommand)]
         command: apikey::ApikeyCommand,
+    },
+    /// Manage users' console passwords.
+    User {
+        #[command(subcommand)]
+        command: user::UserCommand,
     },
     /// Manage tenant unions.
     Tenant {
@@ -228,6 +234,7 @@ fn main() -> ExitCode {
             Command::Config => Ok(()),
             Command::Apikey { command } => apikey::run(&settings, command).await,
             Command::Tenant { command } => tenant::run(&settings, command).await,
+            Command::User { command } => user::run(&settings, command).await,
             Command::Secret { command } => secret::run(&settings, command).await,
             Command::PushSource { command } => push_source::run(&settings, command).await,
             Command::Connector { command } => connector::run(&settings, command).await,

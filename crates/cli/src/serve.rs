@@ -201,9 +201,29 @@ async fn create_first_admin(store: &Arc<dyn Store>, address: &str) -> anyhow::Re
         {
             tracing::error!("{error:#}");
         }
+        // A console password too, to be changed at the first sign-in. Should storing it
+        // fail, the key still works and `sleuth user set-password` sets one.
+        let password = sleuth_server::passwords::generate();
+        let hash = sleuth_server::passwords::hash_blocking(password.clone()).await;
+        let console = match store
+            .set_password(admin.id, &hash, true, chrono::Utc::now())
+            .await
+        {
+            Ok(()) => format!(
+                "The console: http://{address}/ — sign in as {FIRST_ADMIN_EMAIL} with the\n\
+                 password below (shown only this once; you choose your own at the first\n\
+                 sign-in):\n\n    {password}\n\n"
+            ),
+            Err(error) => {
+                tracing::error!("could not set the first admin's console password: {error}");
+                "No console password was set; set one with `sleuth user set-password`.\n\n"
+                    .to_string()
+            }
+        };
         println!(
             "\n==================================================================\n\
              Sleuth created its first admin user ({FIRST_ADMIN_EMAIL}).\n\
+             {console}\
              Its API key is shown only this once; keep it safe:\n\n    {secret}\n\n\
              Try it:\n    curl -H \"Authorization: {secret}\" http://{address}/app/api/v1/investigation\n\
              ==================================================================\n"

@@ -19,6 +19,7 @@ mod links;
 mod list_budget;
 mod list_query;
 pub mod metrics;
+pub mod passwords;
 pub mod push_auth;
 pub mod request_target;
 pub mod routes;

@@ -39,6 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_users, create_user))
         .routes(routes!(update_user))
+        .routes(routes!(set_password))
         .routes(routes!(list_api_keys, create_api_key))
         .routes(routes!(revoke_api_key))
 }
@@ -266,6 +267,53 @@ async fn update_user(
     }
     let user = state.store()?.update_user(user_id, &changes).await?;
     Ok(Json(ManagedUserDto::from(&user)))
+}
+
+/// Body of a password set or reset.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetPasswordRequest {
+    /// Required: 12 to 256 characters, not the user's email.
+    #[schema(min_length = 12, max_length = 256)]
+    pub password: Option<String>,
+    /// Whether the user must choose a new password at their next console sign-in before
+    /// anything else. Default true: a password an admin chose is known to two people.
+    pub must_change: Option<bool>,
+}
+
+/// Set or reset a user's console password (admin). Stored only as its argon2id hash;
+/// every console session of the user ends. The user signs in at `/` with their email and
+/// this password.
+#[utoipa::path(put, path = "/app/api/v1/users/{user_id}/password", tag = "users",
+    params(("user_id" = String, Path)), request_body = SetPasswordRequest,
+    responses((status = 204, description = "Set"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+async fn set_password(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    ApiJson(request): ApiJson<SetPasswordRequest>,
+) -> ApiResult<StatusCode> {
+    caller.require(Role::Admin)?;
+    let user_id = path_id(&user_id, "user")?;
+    let password = request
+        .password
+        .ok_or_else(|| ApiError::invalid_field("password", "is required"))?;
+    let store = state.store()?;
+    let user = store.get_user(user_id).await?;
+    crate::passwords::check_new(&password, &user.email)
+        .map_err(|problem| ApiError::invalid_field("password", problem))?;
+    let hash = crate::passwords::hash_blocking(password).await;
+    store
+        .set_password(
+            user_id,
+            &hash,
+            request.must_change.unwrap_or(true),
+            chrono::Utc::now(),
+        )
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Every user by id, for showing keys with their users.
