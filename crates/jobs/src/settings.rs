@@ -21,6 +21,7 @@ pub struct Settings {
     pub secrets: SecretSettings,
     pub retention: RetentionSettings,
     pub data_sources: DataSourceSettings,
+    pub console: ConsoleSettings,
 }
 
 /// How investigations ask the data sources (docs/data-sources.md).
@@ -59,6 +60,61 @@ impl DataSourceSettings {
             return Some("data_sources.refresh_seconds must be at least 1".into());
         }
         None
+    }
+}
+
+/// The analyst console's sign-in (docs/console.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsoleSettings {
+    /// Set when browsers reach the console over HTTPS (directly or through a proxy that
+    /// ends TLS): the session cookie is then `__Host-sleuth_session` with `Secure`, which
+    /// browsers refuse to send over plain HTTP. Off, the cookie is `sleuth_session`
+    /// without `Secure`, so that the console works on `http://127.0.0.1:8080/`.
+    pub behind_tls: bool,
+    /// A session unused for this long ends.
+    pub session_idle_minutes: u64,
+    /// A session ends this long after sign-in, however busy.
+    pub session_absolute_hours: u64,
+    /// Failed sign-ins allowed per email address, and per client address, within
+    /// `sign_in_window_minutes`; past either, sign-in refuses until the window moves on.
+    pub sign_in_failures_per_email: u32,
+    pub sign_in_failures_per_address: u32,
+    pub sign_in_window_minutes: u64,
+}
+
+impl Default for ConsoleSettings {
+    fn default() -> ConsoleSettings {
+        ConsoleSettings {
+            behind_tls: false,
+            session_idle_minutes: 60,
+            session_absolute_hours: 12,
+            sign_in_failures_per_email: 5,
+            sign_in_failures_per_address: 20,
+            sign_in_window_minutes: 15,
+        }
+    }
+}
+
+impl ConsoleSettings {
+    fn problem(&self) -> Option<String> {
+        let at_least_one = [
+            ("session_idle_minutes", self.session_idle_minutes),
+            ("session_absolute_hours", self.session_absolute_hours),
+            (
+                "sign_in_failures_per_email",
+                u64::from(self.sign_in_failures_per_email),
+            ),
+            (
+                "sign_in_failures_per_address",
+                u64::from(self.sign_in_failures_per_address),
+            ),
+            ("sign_in_window_minutes", self.sign_in_window_minutes),
+        ];
+        at_least_one
+            .iter()
+            .find(|(_, value)| *value == 0)
+            .map(|(name, _)| format!("console.{name} must be at least 1"))
     }
 }
 
@@ -457,6 +513,9 @@ impl Settings {
             return Err(SettingsError::Invalid(problem));
         }
         if let Some(problem) = self.secrets.problem() {
+            return Err(SettingsError::Invalid(problem));
+        }
+        if let Some(problem) = self.console.problem() {
             return Err(SettingsError::Invalid(problem));
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {

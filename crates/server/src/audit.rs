@@ -48,7 +48,9 @@ struct RequestFacts {
 struct Actor {
     user_id: i64,
     email: String,
-    api_key_id: i64,
+    /// The key of an API request, or the session of a console request.
+    api_key_id: Option<i64>,
+    console_session_id: Option<i64>,
 }
 
 impl AuditSlot {
@@ -70,7 +72,18 @@ impl AuditSlot {
         self.state().actor = Some(Actor {
             user_id: principal.user.id,
             email: principal.user.email.clone(),
-            api_key_id: principal.api_key_id,
+            api_key_id: Some(principal.api_key_id),
+            console_session_id: None,
+        });
+    }
+
+    /// The caller of a console request: the session's user.
+    pub fn fill_session(&self, user: &sleuth_store::User, session_id: i64) {
+        self.state().actor = Some(Actor {
+            user_id: user.id,
+            email: user.email.clone(),
+            api_key_id: None,
+            console_session_id: Some(session_id),
         });
     }
 
@@ -99,7 +112,12 @@ fn entry(state: &SlotState, status: u16, note: Option<AuditNote>) -> NewAuditEnt
     detail.insert("route".into(), json!(request.route));
     detail.insert("status".into(), json!(status));
     if let Some(actor) = &state.actor {
-        detail.insert("api_key_id".into(), json!(actor.api_key_id));
+        if let Some(api_key_id) = actor.api_key_id {
+            detail.insert("api_key_id".into(), json!(api_key_id));
+        }
+        if let Some(session_id) = actor.console_session_id {
+            detail.insert("console_session_id".into(), json!(session_id));
+        }
     }
     let mut noted_id = None;
     if let Some(note) = note {
@@ -132,10 +150,12 @@ fn writes(method: &Method) -> bool {
 }
 
 /// The resource type of a route: its first segment under the API prefix
-/// (`/app/api/v1/context-memory/update/{item_id}` -> `context-memory`).
+/// (`/app/api/v1/context-memory/update/{item_id}` -> `context-memory`), or of a console
+/// route (`/investigations/{investigation_id}/notes` -> `investigations`).
 fn resource_type(route: &str) -> String {
     route
         .strip_prefix(API_PREFIX)
+        .or_else(|| route.strip_prefix('/'))
         .and_then(|rest| rest.split('/').next())
         .filter(|segment| !segment.is_empty())
         .unwrap_or(route)
@@ -178,7 +198,8 @@ pub async fn record(State(state): State<AppState>, mut request: Request, next: N
     request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
     let status = response.status();
-    if !status.is_success() {
+    // A console form that succeeded answers 303 See Other (to the page to show next).
+    if !(status.is_success() || status == axum::http::StatusCode::SEE_OTHER) {
         return response;
     }
     let Some(store) = state.store_if_ready() else {
@@ -225,7 +246,11 @@ mod tests {
             .as_deref(),
             Some("7")
         );
-        assert_eq!(resource_type("/metrics"), "/metrics");
+        assert_eq!(resource_type("/metrics"), "metrics");
+        assert_eq!(
+            resource_type("/investigations/{investigation_id}/notes"),
+            "investigations"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn generate_key() -> (String, KeyHash, String) {
 
 /// The authenticated caller of a request, and the audit slot of a request that writes.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Principal, Option<AuditSlot>);
+pub struct Caller(pub Principal, pub(crate) Option<AuditSlot>);
 
 impl Caller {
     /// Refuses with 403 unless the caller's role includes `required`. What needs the admin

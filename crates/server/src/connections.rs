@@ -60,6 +60,11 @@ impl From<&ServerSettings> for ConnectionLimits {
     }
 }
 
+/// The address of the client at the other end of a request's connection (a proxy's,
+/// behind one); what the console's sign-in limit per address counts by.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddress(pub std::net::SocketAddr);
+
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests
 /// finish.
 pub async fn serve(
@@ -80,9 +85,9 @@ pub async fn serve(
             permit = Arc::clone(&open).acquire_owned() => permit.map_err(io::Error::other)?,
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(error) => {
                     // Out of file descriptors, or a connection reset while queued: the
                     // listener itself is fine, so wait a moment rather than spin.
@@ -101,8 +106,10 @@ pub async fn serve(
             hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                 let handling = clock.request_started();
                 let router = router.clone();
+                let mut request = request.map(Body::new);
+                request.extensions_mut().insert(PeerAddress(peer));
                 async move {
-                    let response = router.oneshot(request.map(Body::new)).await;
+                    let response = router.oneshot(request).await;
                     drop(handling);
                     response
                 }

@@ -1,7 +1,8 @@
 //! Every error answer is JSON (DESIGN.md §1), also the ones no handler wrote: a rejection
 //! of one of axum's extractors, a layer's refusal. This layer rewrites an error response
 //! whose body is not JSON into the standard body, keeping its status and headers and
-//! quoting the start of what it said (never for a 5xx, which could name internals).
+//! quoting the start of what it said (never for a 5xx, which could name internals). The
+//! console's own error pages (`text/html`) are left as they are.
 
 use axum::body::Body;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -15,7 +16,10 @@ const QUOTED_BYTES: usize = 2048;
 
 pub(crate) async fn ensure_json(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || is_json(response.headers())
+        || is_html(response.headers())
+    {
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -44,6 +48,13 @@ fn is_json(headers: &HeaderMap) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|value: &HeaderValue| value.to_str().ok())
         .is_some_and(|value| value.trim_start().starts_with("application/json"))
+}
+
+fn is_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value: &HeaderValue| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("text/html"))
 }
 
 /// The body's text, when it is short text.

@@ -9,6 +9,7 @@ pub mod admission;
 pub mod audit;
 pub mod auth;
 pub mod connections;
+pub mod console;
 pub mod database_check;
 pub mod dto;
 pub mod error;
@@ -81,10 +82,16 @@ pub fn build(state: AppState) -> Router {
         state.shared_metrics(),
     ));
     let (router, openapi) = api().split_for_parts();
+    // The console's forms are audited like the API's writes.
+    let console = console::router().route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        audit::record,
+    ));
     router
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
         .route_layer(axum::middleware::from_fn_with_state(state.shared_metrics(), metrics::track))
         .merge(SwaggerUi::new(DOCS_PATH).url(SCHEMA_PATH, openapi))
+        .merge(console)
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone())
@@ -102,6 +109,7 @@ pub fn build(state: AppState) -> Router {
             admission::admit,
         ))
         .layer(axum::middleware::map_response(json_errors::ensure_json))
+        .layer(axum::middleware::from_fn(console::security_headers))
         .layer(CatchPanicLayer::custom(|_panic| {
             tracing::error!("a request handler panicked");
             ApiError::system_error().into_response()

@@ -8,6 +8,7 @@ use sleuth_engine::Context;
 use sleuth_jobs::{Runtime, Settings};
 use sleuth_store::Store;
 
+use crate::console::throttle::SignInThrottle;
 use crate::database_check::DatabaseCheck;
 use crate::error::{ApiError, ApiResult};
 use crate::event_stream::EventStreams;
@@ -19,6 +20,8 @@ pub struct AppState {
     readiness: Arc<DatabaseCheck>,
     /// The open event streams, bounded and ended together at shutdown.
     event_streams: Arc<EventStreams>,
+    /// The console's sign-in attempts (in memory, per process: `console::throttle`).
+    sign_in_throttle: Arc<SignInThrottle>,
 }
 
 /// Handlers read the runtime's parts (`state.settings()`, `state.context()`) through the
@@ -41,9 +44,11 @@ impl AppState {
         let event_streams = Arc::new(EventStreams::new(
             runtime.settings().server.max_event_streams,
         ));
+        let sign_in_throttle = Arc::new(SignInThrottle::new(&runtime.settings().console));
         AppState {
             runtime,
             event_streams,
+            sign_in_throttle,
             readiness: Arc::new(DatabaseCheck::default()),
         }
     }
@@ -55,6 +60,10 @@ impl AppState {
 
     pub fn readiness(&self) -> &Arc<DatabaseCheck> {
         &self.readiness
+    }
+
+    pub fn sign_in_throttle(&self) -> &SignInThrottle {
+        &self.sign_in_throttle
     }
 
     pub fn event_streams(&self) -> &EventStreams {

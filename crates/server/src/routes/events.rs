@@ -85,10 +85,21 @@ async fn stream_events(
     caller: Caller,
     query: QueryPairs,
 ) -> ApiResult<Response> {
+    open(&state, &headers, &caller, &query).await
+}
+
+/// Opens a stream for `caller`, as the API's route and the console's twin
+/// (`console::events`) do.
+pub(crate) async fn open(
+    state: &AppState,
+    headers: &HeaderMap,
+    caller: &Caller,
+    query: &QueryPairs,
+) -> ApiResult<Response> {
     caller.require_within_scope(Role::RestrictedReadOnly)?;
     let is_admin = caller.require_within_scope(Role::Admin).is_ok();
-    let trigger_names = streamed_triggers(is_admin, strings(&query, "trigger_name")?)?;
-    let resume_after = resume_position(&headers, &query)?;
+    let trigger_names = streamed_triggers(is_admin, strings(query, "trigger_name")?)?;
+    let resume_after = resume_position(headers, query)?;
     let store = Arc::clone(state.store()?);
     let position = match resume_after {
         Some(position) => position,

@@ -205,10 +205,23 @@ async fn update_feedback(
     Path(investigation_id): Path<String>,
     ApiJson(request): ApiJson<FeedbackRequest>,
 ) -> ApiResult<Json<FeedbackDto>> {
-    caller.require(Role::Member)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    let record = apply(&state, &caller, investigation_id, request).await?;
+    Ok(Json(FeedbackDto::new(&record, &record.feedback)))
+}
+
+/// Applies feedback as `caller` (member), as the API and the console do: validated,
+/// stored, and `FEEDBACK_APPLIED` (and `REVIEW_COMPLETED`) fired. Answers the
+/// investigation as it is now.
+pub(crate) async fn apply(
+    state: &AppState,
+    caller: &Caller,
+    investigation_id: i64,
+    request: FeedbackRequest,
+) -> ApiResult<sleuth_store::InvestigationRecord> {
+    caller.require(Role::Member)?;
     let changes = changes(request)?;
-    caller.check_investigation(&state, investigation_id).await?;
+    caller.check_investigation(state, investigation_id).await?;
     let store = state.store()?;
     let applied = store
         .apply_feedback(
@@ -218,7 +231,7 @@ async fn update_feedback(
             chrono::Utc::now(),
         )
         .await?;
-    let record = &applied.investigation;
+    let record = applied.investigation;
     let feedback = &record.feedback;
     let mut triggers = vec![FEEDBACK_APPLIED];
     if feedback.status == FeedbackStatus::Reviewed
@@ -233,7 +246,7 @@ async fn update_feedback(
         "outcome_note": feedback.outcome_note,
         "user_id": caller.user_id(),
     });
-    let firing = firing::investigation_event_firing(&state, record, trigger_args);
-    firing::fire_detached(&state, store, triggers, firing);
-    Ok(Json(FeedbackDto::new(record, feedback)))
+    let firing = firing::investigation_event_firing(state, &record, trigger_args);
+    firing::fire_detached(state, store, triggers, firing);
+    Ok(record)
 }

@@ -130,10 +130,22 @@ async fn create_note(
     Path(investigation_id): Path<String>,
     ApiJson(request): ApiJson<NoteRequest>,
 ) -> ApiResult<Json<NoteDto>> {
-    caller.require(Role::Member)?;
     let investigation_id = path_id(&investigation_id, "investigation")?;
+    let note = add(&state, &caller, investigation_id, request).await?;
+    Ok(Json(NoteDto::from(&note)))
+}
+
+/// Adds a note as `caller` (member), as the API and the console do: checked, stored, and
+/// `NOTE_ADDED` fired.
+pub(crate) async fn add(
+    state: &AppState,
+    caller: &Caller,
+    investigation_id: i64,
+    request: NoteRequest,
+) -> ApiResult<sleuth_store::NoteRecord> {
+    caller.require(Role::Member)?;
     let text = note_text(request)?;
-    caller.check_investigation(&state, investigation_id).await?;
+    caller.check_investigation(state, investigation_id).await?;
     let store = state.store()?.clone();
     let note = store
         .create_note(
@@ -143,8 +155,8 @@ async fn create_note(
             chrono::Utc::now(),
         )
         .await?;
-    note_added(&state, &store, &note);
-    Ok(Json(NoteDto::from(&note)))
+    note_added(state, &store, &note);
+    Ok(note)
 }
 
 /// List an investigation's notes, oldest first.

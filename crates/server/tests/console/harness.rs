@@ -1,0 +1,215 @@
+//! A real Sleuth on a loopback port for each console test: a fresh SQLite file, three
+//! users (admin, member, restricted-read-only) with API keys and console passwords, and
+//! a small HTTP/1.1 client for what the tests check beside the browser (the API, headers,
+//! hostile requests). Workers are off: tests step the queue with `drain`.
+
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde_json::Value;
+use sleuth_domain::Role;
+use sleuth_jobs::Settings;
+use sleuth_server::AppState;
+use sleuth_store::{NewApiKey, Store, User};
+use sleuth_test_support::fixtures;
+use tokio::sync::oneshot;
+
+/// Every test user's console password.
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
+pub(crate) const ADMIN: &str = "admin@example.com";
+pub(crate) const MEMBER: &str = "member@example.com";
+pub(crate) const READER: &str = "reader@example.com";
+
+pub(crate) struct ConsoleApp {
+    pub(crate) address: String,
+    pub(crate) member_key: String,
+    pub(crate) state: AppState,
+    pub(crate) store: Arc<dyn Store>,
+    _shutdown: oneshot::Sender<()>,
+    _directory: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: hyper::HeaderMap,
+    pub(crate) text: String,
+    pub(crate) json: Value,
+}
+
+impl ConsoleApp {
+    pub(crate) async fn start() -> ConsoleApp {
+        ConsoleApp::start_with(|_| {}).await
+    }
+
+    pub(crate) async fn start_with(configure: impl FnOnce(&mut Settings)) -> ConsoleApp {
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_env_filter("warn")
+            .try_init();
+        let mut settings = Settings::default();
+        settings.workers.enabled = false;
+        configure(&mut settings);
+        let directory = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", directory.path().join("sleuth.db").display());
+        let store: Arc<dyn Store> = Arc::new(
+            sleuth_store_sqlite::open(&url, &Default::default())
+                .await
+                .expect("sqlite"),
+        );
+        let state = AppState::new(settings, sleuth_engine::Context::empty());
+        state.set_store(store.clone());
+        add_user(&store, ADMIN, Role::Admin).await;
+        let member_key = add_user(&store, MEMBER, Role::Member).await;
+        add_user(&store, READER, Role::RestrictedReadOnly).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let limits = sleuth_server::ConnectionLimits::from(&state.settings().server);
+        let router = sleuth_server::build(state.clone());
+        tokio::spawn(async move {
+            let _ = sleuth_server::serve(listener, router, limits, async move {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        ConsoleApp {
+            address,
+            member_key,
+            state,
+            store,
+            _shutdown: shutdown,
+            _directory: directory,
+        }
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    pub(crate) async fn user(&self, email: &str) -> User {
+        self.store
+            .find_user_by_email(email)
+            .await
+            .expect("read user")
+            .expect("the user exists")
+    }
+
+    /// Submits `alert` through the API (as the member) and answers the investigation id.
+    pub(crate) async fn create(&self, alert: &Value) -> i64 {
+        let body = serde_json::json!({ "raw_alert_content": alert }).to_string();
+        let answer = self
+            .request(
+                "POST",
+                "/app/api/v1/investigation/create",
+                &[("authorization", &self.member_key)],
+                Some(("application/json", body.into_bytes())),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        answer.json["investigation_id"].as_i64().expect("an id")
+    }
+
+    /// Runs every queued investigation.
+    pub(crate) async fn drain(&self) -> usize {
+        sleuth_jobs::workers::drain(&self.state, &self.store)
+            .await
+            .expect("drain the queue")
+    }
+
+    /// A GET of the API as the member.
+    pub(crate) async fn api(&self, path: &str) -> Value {
+        let answer = self
+            .request("GET", path, &[("authorization", &self.member_key)], None)
+            .await;
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text);
+        answer.json
+    }
+
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<(&str, Vec<u8>)>,
+    ) -> Answer {
+        let stream = tokio::net::TcpStream::connect(&self.address)
+            .await
+            .expect("connect");
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .expect("handshake");
+        tokio::spawn(connection);
+        let mut builder = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", &self.address);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let bytes = match body {
+            Some((content_type, bytes)) => {
+                builder = builder.header("content-type", content_type);
+                bytes
+            }
+            None => Vec::new(),
+        };
+        let response = sender
+            .send_request(
+                builder
+                    .body(Full::new(Bytes::from(bytes)))
+                    .expect("request"),
+            )
+            .await
+            .expect("response");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Answer {
+            status,
+            headers,
+            text,
+            json,
+        }
+    }
+}
+
+/// A user with an API key and the console password `PASSWORD` (theirs to keep).
+async fn add_user(store: &Arc<dyn Store>, email: &str, role: Role) -> String {
+    let user = store
+        .create_user(&fixtures::new_user(email, role))
+        .await
+        .expect("user");
+    store
+        .set_password(
+            user.id,
+            &sleuth_server::passwords::hash(PASSWORD),
+            false,
+            chrono::Utc::now(),
+        )
+        .await
+        .expect("password");
+    let (secret, hash, prefix) = sleuth_server::auth::generate_key();
+    store
+        .create_api_key(&NewApiKey {
+            user_id: user.id,
+            name: "test".into(),
+            hash,
+            prefix,
+            tenant_scope: sleuth_store::TenantScope::All,
+        })
+        .await
+        .expect("key");
+    secret
+}
