@@ -20,7 +20,9 @@
 //! `cargo bench -p sleuth-cli --bench realistic` (BENCH_ALERTS, default 20,000;
 //! BENCH_BACKENDS=sqlite,postgres with SLEUTH_TEST_POSTGRES_URL; BENCH_SEED; BENCH_CONNECTIONS,
 //! default 32; BENCH_REPEATS, default 50; BENCH_KEEP_DIR keeps SQLite's database file there
-//! for a look afterwards, and keeps PostgreSQL's database, printing its URL). The generator runs in this process, on the same cores as the
+//! for a look afterwards, and keeps PostgreSQL's database, printing its URL;
+//! BENCH_REUSE_DATABASE seeds a database once and measures only the lists on it,
+//! `realistic/reuse.rs`). The generator runs in this process, on the same cores as the
 //! server: its figures are those of the whole machine, printed with its load.
 #![allow(
     clippy::unwrap_used,
@@ -43,6 +45,8 @@ use support::{connect, percentile, send};
 // The baseline lives beside this bench alone, not in the benches' shared support.
 #[path = "realistic/bare.rs"]
 mod bare;
+#[path = "realistic/reuse.rs"]
+mod reuse;
 mod support;
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -419,9 +423,11 @@ async fn count(server: &Server, key: &str, query: &str) -> u64 {
     page["count"].as_u64().unwrap()
 }
 
-/// Waits until nothing is queued or loading; returns investigations per second.
+/// Waits until nothing is queued or loading; returns investigations per second. A long
+/// drain prints what is left every minute.
 async fn drain(server: &Server, key: &str, queued: u64) -> f64 {
     let started = Instant::now();
+    let mut reported = 0;
     loop {
         let left = count(
             server,
@@ -432,11 +438,116 @@ async fn drain(server: &Server, key: &str, queued: u64) -> f64 {
         if left == 0 {
             return queued as f64 / started.elapsed().as_secs_f64();
         }
+        let minutes = started.elapsed().as_secs() / 60;
+        if minutes > reported {
+            reported = minutes;
+            println!("  drain: {left} left after {minutes} min, load {}", load_average());
+        }
         assert!(
             started.elapsed() < Duration::from_secs(3_600),
             "the drain did not end"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every list and search shape of the table, `repeats` requests each, over one connection:
+/// p50 and p99 of each, with the count it answered. BENCH_LISTS (words, comma-separated)
+/// measures only the shapes whose name holds one of them.
+async fn measure_lists(server: &Server, key: &str, repeats: u64) {
+    // Generic alerts carry no time of their own: they were created when they were received.
+    let since = |hours: i64| {
+        (chrono::Utc::now() - chrono::Duration::hours(hours))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            .replace('+', "%2B")
+    };
+    let (hour, day) = (since(1), since(24));
+    let queries: Vec<(&str, String)> = vec![
+        ("default", String::new()),
+        ("a state with no rows", "investigation_state=loading".into()),
+        (
+            "every state",
+            "investigation_state=not_asked&investigation_state=loading&investigation_state=success&investigation_state=error".into(),
+        ),
+        (
+            "priority filter, priority sort",
+            "priority_statuses=urgent&priority_statuses=notable&sort_type=priority".into(),
+        ),
+        (
+            "one generic type",
+            "alert_types=generic:Suspicious%20PowerShell%20download%20on%20%7Bhost%7D".into(),
+        ),
+        ("one source", "direct_source_labels=CrowdStrike%20Falcon".into()),
+        ("the default tenant union", "alert_tenants=Default".into()),
+        (
+            "one type, one source",
+            "alert_types=generic:Suspicious%20PowerShell%20download%20on%20%7Bhost%7D\
+             &direct_source_labels=CrowdStrike%20Falcon"
+                .into(),
+        ),
+        ("page 10", "offset=200&limit=20".into()),
+        ("page 500", "offset=10000&limit=20".into()),
+        ("sort by completion, ascending", "sort_type=inv_complete&sort_dir=asc".into()),
+        ("sort by update", "sort_type=inv_update".into()),
+        ("sort by alert start", "sort_type=alert_start".into()),
+        ("created in the last hour", format!("alert_create_from={hour}")),
+        (
+            "last day, priority sort",
+            format!("alert_create_from={day}&sort_type=priority"),
+        ),
+        (
+            "last day, one source",
+            format!("alert_create_from={day}&direct_source_labels=CrowdStrike%20Falcon"),
+        ),
+        (
+            "completed in the last hour",
+            format!("inv_complete_from={hour}&sort_type=inv_complete"),
+        ),
+        (
+            "stopped with an error",
+            "investigation_state=error&stopped_reasons=ERROR".into(),
+        ),
+        ("one insight tag", "insight_tag_names=blocked_by_source".into()),
+        (
+            "one insight tag, one source",
+            "insight_tag_names=blocked_by_source&direct_source_labels=CrowdStrike%20Falcon".into(),
+        ),
+        (
+            "one insight tag, last day",
+            format!("insight_tag_names=blocked_by_source&alert_create_from={day}"),
+        ),
+        ("search, rare word", "search=variant".into()),
+        ("search, common word", "search=powershell".into()),
+        (
+            "search, common word, one source",
+            "search=powershell&direct_source_labels=CrowdStrike%20Falcon".into(),
+        ),
+    ];
+    let only: Vec<String> = std::env::var("BENCH_LISTS")
+        .map(|words| words.split(',').map(|word| word.trim().to_string()).collect())
+        .unwrap_or_default();
+    for (name, query) in queries {
+        if !only.is_empty() && !only.iter().any(|word| name.contains(word.as_str())) {
+            continue;
+        }
+        let mut sender = connect(&server.address).await;
+        let mut times = Vec::new();
+        let mut total = 0;
+        for _ in 0..repeats {
+            let path = format!("/app/api/v1/investigation?{query}");
+            let sent = Instant::now();
+            let (status, body) = send(&mut sender, "GET", &path, key, None).await;
+            times.push(sent.elapsed());
+            assert_eq!(status, 200, "{name}: {}", String::from_utf8_lossy(&body));
+            let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            total = page["count"].as_u64().unwrap_or(0);
+        }
+        times.sort();
+        println!(
+            "list {name:<32} p50 {:>6.1} ms  p99 {:>6.1} ms  (count {total})",
+            millis(percentile(&times, 0.5)),
+            millis(percentile(&times, 0.99))
+        );
     }
 }
 
@@ -551,52 +662,7 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
     }
 
     let stored = alerts + more + paced_rate * paced_seconds + soak_rate * soak_seconds;
-    let queries: &[(&str, &str)] = &[
-        ("default", ""),
-        ("a state with no rows", "investigation_state=loading"),
-        (
-            "every state",
-            "investigation_state=not_asked&investigation_state=loading&investigation_state=success&investigation_state=error",
-        ),
-        (
-            "priority filter, priority sort",
-            "priority_statuses=urgent&priority_statuses=notable&sort_type=priority",
-        ),
-        (
-            "one generic type",
-            "alert_types=generic:Suspicious%20PowerShell%20download%20on%20%7Bhost%7D",
-        ),
-        ("one source", "direct_source_labels=CrowdStrike%20Falcon"),
-        ("the default tenant union", "alert_tenants=Default"),
-        ("page 10", "offset=200&limit=20"),
-        ("one insight tag", "insight_tag_names=blocked_by_source"),
-        (
-            "one insight tag, one source",
-            "insight_tag_names=blocked_by_source&direct_source_labels=CrowdStrike%20Falcon",
-        ),
-        ("search, rare word", "search=variant"),
-        ("search, common word", "search=powershell"),
-    ];
-    for (name, query) in queries {
-        let mut sender = connect(&server.address).await;
-        let mut times = Vec::new();
-        let mut total = 0;
-        for _ in 0..repeats {
-            let path = format!("/app/api/v1/investigation?{query}");
-            let sent = Instant::now();
-            let (status, body) = send(&mut sender, "GET", &path, &key, None).await;
-            times.push(sent.elapsed());
-            assert_eq!(status, 200, "{name}: {}", String::from_utf8_lossy(&body));
-            let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            total = page["count"].as_u64().unwrap_or(0);
-        }
-        times.sort();
-        println!(
-            "list {name:<32} p50 {:>6.1} ms  p99 {:>6.1} ms  (count {total})",
-            millis(percentile(&times, 0.5)),
-            millis(percentile(&times, 0.99))
-        );
-    }
+    measure_lists(&server, &key, repeats).await;
     let resident = server.resident_mb();
     println!("server resident memory: {resident:.0} MB for {stored} stored");
     for (index, worker) in workers.iter().enumerate() {
@@ -627,6 +693,10 @@ fn main() {
         std::thread::available_parallelism().map_or(0, usize::from)
     );
     runtime.block_on(async {
+        if let Ok(database) = std::env::var("BENCH_REUSE_DATABASE") {
+            reuse::run(&database).await;
+            return;
+        }
         for backend in backends.split(',').map(str::trim) {
             match backend {
                 "sqlite" => {

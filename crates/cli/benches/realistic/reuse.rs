@@ -1,0 +1,176 @@
+//! Lists and search on a database seeded once (BENCH_REUSE_DATABASE): seeding a million
+//! investigations through the binary takes the better part of an hour, measuring them a
+//! minute, so the two are apart. The database is a SQLite file (a path, or a sqlite://
+//! URL) or a PostgreSQL database (a postgres:// URL of a database that exists).
+//!
+//! Each run mints an admin key with `sleuth apikey create` (so no key is kept anywhere),
+//! then, with BENCH_SEED_ALERTS, creates that many more alerts of the workload with the
+//! workers off, skipping the first BENCH_SEED_SKIP of the stream (what earlier runs
+//! sent, so a seeding resumed continues the stream instead of repeating it); then drains
+//! whatever is queued (PostgreSQL: BENCH_WORKER_PROCESSES `sleuth worker` processes,
+//! default 2); on PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum does on its own
+//! but may be off (as on the machine these figures were first printed on), printing
+//! whether it is; and measures the lists (`measure_lists`) with nothing left to conclude.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use sleuth_workload::{Settings as WorkloadSettings, Workload};
+
+use super::{Server, count, create, drain, env_number, load_average, measure_lists};
+
+/// Every state: the count of this list is everything stored.
+const EVERY_STATE: &str = "investigation_state=not_asked&investigation_state=loading\
+                           &investigation_state=success&investigation_state=error";
+
+/// How many alerts a seeding run creates between two progress lines.
+const CHUNK: u64 = 50_000;
+
+pub(crate) async fn run(database: &str) {
+    let (backend, url) = if database.starts_with("postgres://") {
+        ("postgres", database.to_string())
+    } else {
+        let path = database.strip_prefix("sqlite://").unwrap_or(database);
+        if let Some(parent) = std::path::Path::new(path).parent() {
+            std::fs::create_dir_all(parent).expect("the database's directory");
+        }
+        ("sqlite", format!("sqlite://{path}"))
+    };
+    let key = mint_key(&url);
+    let (server, _) = Server::start(&url, false).await;
+    let stored = count(&server, &key, EVERY_STATE).await;
+    println!(
+        "\n== {backend}, reused: {stored} stored, load {}",
+        load_average()
+    );
+
+    let seeding = env_number("BENCH_SEED_ALERTS", 0);
+    if seeding > 0 {
+        seed(&server, &key, seeding).await;
+    }
+    drop(server);
+
+    let processes = if backend == "postgres" {
+        env_number("BENCH_WORKER_PROCESSES", 2)
+    } else {
+        0
+    };
+    let (server, workers) = super::start_with_workers(&url, processes).await;
+    let queued = count(
+        &server,
+        &key,
+        "investigation_state=not_asked&investigation_state=loading",
+    )
+    .await;
+    if queued > 0 {
+        let rate = drain(&server, &key, queued).await;
+        println!("drain of {queued} queued: {rate:.0} investigations/s");
+    }
+    drop(workers);
+    if backend == "postgres" {
+        let started = Instant::now();
+        analyze(&url).await;
+        println!(
+            "VACUUM (ANALYZE): {:.1} s (autovacuum, which would on its own, is {})",
+            started.elapsed().as_secs_f64(),
+            autovacuum(&url).await
+        );
+    }
+    let stored = count(&server, &key, EVERY_STATE).await;
+    let repeats = env_number("BENCH_REPEATS", 50).max(1);
+    println!(
+        "lists on {backend} at {stored} stored, {repeats} requests each, load {}",
+        load_average()
+    );
+    measure_lists(&server, &key, repeats).await;
+    println!("load after the lists: {}", load_average());
+}
+
+/// Creates `alerts` alerts of the workload with the workers off, printing progress.
+async fn seed(server: &Server, key: &str, alerts: u64) {
+    let skip = env_number("BENCH_SEED_SKIP", 0);
+    let seed = env_number("BENCH_SEED", 28);
+    let connections = env_number("BENCH_CONNECTIONS", 32).max(1);
+    let corpus =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
+    let mut workload = Workload::new(
+        &corpus,
+        WorkloadSettings {
+            seed,
+            ..WorkloadSettings::default()
+        },
+    )
+    .expect("workload");
+    for _ in 0..skip {
+        workload.next();
+    }
+    let workload = Arc::new(Mutex::new(workload));
+    let started = Instant::now();
+    let mut sent = 0;
+    while sent < alerts {
+        let chunk = CHUNK.min(alerts - sent);
+        let (rate, _) = create(&server.address, key, &workload, chunk, connections).await;
+        sent += chunk;
+        println!(
+            "seeded {} of the stream ({sent} this run) in {:.0} s; last {chunk} at {rate:.0}/s, \
+             load {}",
+            skip + sent,
+            started.elapsed().as_secs_f64(),
+            load_average()
+        );
+    }
+}
+
+/// A new admin key from `sleuth apikey create`, which prints it alone on its last line.
+fn mint_key(url: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args([
+            "apikey",
+            "create",
+            "--role",
+            "admin",
+            "--email",
+            "bench@example.com",
+            "--name",
+            "realistic bench",
+            "--database",
+            url,
+        ])
+        .env("SLEUTH_LOG__LEVEL", "warn")
+        .output()
+        .expect("sleuth apikey create");
+    assert!(
+        output.status.success(),
+        "sleuth apikey create: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .last()
+        .expect("a key on the last line")
+        .trim()
+        .to_string()
+}
+
+/// What autovacuum would have done by the time a million investigations are stored: the
+/// planner's statistics, and the visibility map that lets an index-only scan skip the
+/// table.
+async fn analyze(url: &str) {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(url).await.expect("postgres");
+    sqlx::raw_sql("VACUUM (ANALYZE)")
+        .execute(&mut connection)
+        .await
+        .expect("VACUUM (ANALYZE)");
+}
+
+async fn autovacuum(url: &str) -> String {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(url).await.expect("postgres");
+    sqlx::query_scalar("SELECT setting FROM pg_settings WHERE name = 'autovacuum'")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap_or_else(|_| "unknown".into())
+}
