@@ -25,6 +25,7 @@ mod investigations;
 mod key_cache;
 mod list;
 mod list_days;
+mod list_plan;
 mod list_sql;
 pub mod migrate;
 mod push;

@@ -1,0 +1,662 @@
+//! The list's planner: from the query and the kept statistics alone, where its count
+//! comes from (`count_from`) and how each state's part of its page is read
+//! (`plan_branches`, `split_by_priority`). Pure functions, no I/O, each tested by a table
+//! of cases; `list.rs` reads the statistics they weigh and writes the SQL they choose.
+//!
+//! `Filters::of` is the one place that names every field of the query, without `..`: a
+//! new filter does not compile until someone decides here which kind it is, and so how
+//! a list filtered by it is counted and paged.
+
+use sleuth_domain::{InvestigationStatus, Priority};
+use sleuth_store::{InvestigationQuery, SortKey, search_phrases};
+
+use crate::list_days::DayPart;
+use crate::list_sql::Access;
+use crate::rows::priority_rank;
+
+/// Which kinds of filter a query has (`Filters::of`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Filters {
+    /// Priorities or stop reasons: columns of every kept count, like the state.
+    pub(crate) counted: bool,
+    pub(crate) types: bool,
+    pub(crate) sources: bool,
+    /// Any tenant filter, the caller's tenant unions included.
+    pub(crate) tenant: bool,
+    pub(crate) alert_create: bool,
+    /// A time range but the alert-creation one (alert start, completion, feedback).
+    pub(crate) other_ranges: bool,
+    pub(crate) tags: bool,
+    /// A search of at least one word (a search of none filters nothing).
+    pub(crate) search: bool,
+}
+
+impl Filters {
+    /// The kinds of filter `query` has. Every field is named: see the module's doc.
+    pub(crate) fn of(query: &InvestigationQuery) -> Filters {
+        let InvestigationQuery {
+            // Every list filters by state; every kept count is per state.
+            states: _,
+            priorities,
+            stopped_reasons,
+            alert_create,
+            alert_start,
+            investigation_complete,
+            feedback_updated,
+            alert_tenants,
+            alert_types,
+            direct_source_labels,
+            insight_tag_names,
+            search,
+            tenant_id,
+            tenant_integration_key,
+            // The caller's tenant unions: a tenant filter like the others.
+            scope,
+            // The order and the page filter nothing.
+            sort: _,
+            direction: _,
+            limit: _,
+            offset: _,
+        } = query;
+        Filters {
+            counted: !priorities.is_empty() || !stopped_reasons.is_empty(),
+            types: !alert_types.is_empty(),
+            sources: !direct_source_labels.is_empty(),
+            tenant: !alert_tenants.is_empty()
+                || tenant_id.is_some()
+                || tenant_integration_key.is_some()
+                || !scope.is_all(),
+            alert_create: !alert_create.is_open(),
+            other_ranges: [alert_start, investigation_complete, feedback_updated]
+                .iter()
+                .any(|range| !range.is_open()),
+            tags: !insight_tag_names.is_empty(),
+            search: search
+                .as_deref()
+                .is_some_and(|text| !search_phrases(text).is_empty()),
+        }
+    }
+
+    /// Filters on the columns of the kept counts but the state (`list.rs`, `push_grouped`).
+    pub(crate) fn grouped(self) -> bool {
+        self.counted || self.types || self.sources || self.tenant
+    }
+
+    pub(crate) fn time_ranges(self) -> bool {
+        self.alert_create || self.other_ranges
+    }
+
+    /// Filters that only the investigations' own rows answer: time ranges, tags, search.
+    pub(crate) fn row_filters(self) -> bool {
+        self.time_ranges() || self.tags || self.search
+    }
+
+    pub(crate) fn beyond_states(self) -> bool {
+        self.row_filters() || self.grouped()
+    }
+}
+
+/// Where the exact count of a list comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CountFrom<'a> {
+    /// One facet of `investigation_facet_counts` (migration facet_counts): every filter is
+    /// on the state, stop reason, priority and at most one of type, source and tenant, so
+    /// the rows summed are those of the filtered values, whatever the number of others.
+    Facet(Facet),
+    /// `investigation_counts` (migration 0007): every filter is on one of its columns, and
+    /// more than one of type, source and tenant are filtered.
+    Combinations,
+    /// The tags of these names (distinct), `count_tag_union`: the largest from
+    /// `investigation_tag_counts` (migration 0008), or from its rows inside an
+    /// alert-creation range (migration 0011); the rows of the others. No search, and no
+    /// time range unless the alert-creation one is among them.
+    Tags(Vec<&'a str>),
+    /// `investigation_hour_counts` (migration 0016) for the whole hours of the
+    /// alert-creation range, the rows of its partial hours at either end (`count_hours`):
+    /// the states and that range are the only filters.
+    Hours,
+    /// The investigations themselves: other time ranges and search need their rows.
+    Rows,
+}
+
+/// The start of `Facet::sum_by_state`, up to the facet's name.
+macro_rules! sum_facet_by_state {
+    () => {
+        "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
+         FROM investigation_facet_counts i WHERE i.facet = "
+    };
+}
+
+/// A facet of `investigation_facet_counts`: which of the type, source and tenant columns
+/// its rows hold besides the state, stop reason and priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Facet {
+    All,
+    Type,
+    Source,
+    Tenant,
+}
+
+impl Facet {
+    /// The facet that holds a list's equality filters, from which of type, source and
+    /// tenant they name; `None` when they name more than one (then only the combinations
+    /// hold them).
+    pub(crate) fn of_filters(types: bool, sources: bool, tenant: bool) -> Option<Facet> {
+        match (types, sources, tenant) {
+            (false, false, false) => Some(Facet::All),
+            (true, false, false) => Some(Facet::Type),
+            (false, true, false) => Some(Facet::Source),
+            (false, false, true) => Some(Facet::Tenant),
+            _ => None,
+        }
+    }
+
+    /// The facet of `query`'s equality filters (`of_filters`).
+    pub(crate) fn of_query(query: &InvestigationQuery) -> Option<Facet> {
+        let filters = Filters::of(query);
+        Facet::of_filters(filters.types, filters.sources, filters.tenant)
+    }
+
+    /// The facet's name in the counts tables.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Facet::All => "all",
+            Facet::Type => "type",
+            Facet::Source => "source",
+            Facet::Tenant => "tenant",
+        }
+    }
+
+    /// Sums the facet's rows (alias `i`, like the investigations they count) per state;
+    /// the filters follow.
+    pub(crate) fn sum_by_state(self) -> &'static str {
+        match self {
+            Facet::All => concat!(sum_facet_by_state!(), "'all' AND "),
+            Facet::Type => concat!(sum_facet_by_state!(), "'type' AND "),
+            Facet::Source => concat!(sum_facet_by_state!(), "'source' AND "),
+            Facet::Tenant => concat!(sum_facet_by_state!(), "'tenant' AND "),
+        }
+    }
+}
+
+/// Where the count of `query` comes from: a pure function of the query. Every kind of
+/// filter is named, so that a new one does not compile until someone decides how it is
+/// counted.
+pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
+    let filters = Filters::of(query);
+    let Filters {
+        // Every kept count is per state, stop reason and priority.
+        counted: _,
+        types,
+        sources,
+        tenant,
+        alert_create,
+        other_ranges,
+        tags,
+        search,
+    } = filters;
+    if search {
+        return CountFrom::Rows;
+    }
+    if tags && (alert_create || !other_ranges) {
+        let mut names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        return CountFrom::Tags(names);
+    }
+    if alert_create || other_ranges {
+        if !other_ranges && !filters.grouped() {
+            return CountFrom::Hours;
+        }
+        return CountFrom::Rows;
+    }
+    match Facet::of_filters(types, sources, tenant) {
+        Some(facet) => CountFrom::Facet(facet),
+        None => CountFrom::Combinations,
+    }
+}
+
+/// States to list: as asked (each once); by default success only, or error only when the
+/// caller asks for stop reasons (stopped investigations are never successes).
+pub(crate) fn states(query: &InvestigationQuery) -> Vec<InvestigationStatus> {
+    let asked = if query.states.is_empty() && !query.stopped_reasons.is_empty() {
+        vec![InvestigationStatus::Error]
+    } else {
+        query.effective_states()
+    };
+    let mut states = Vec::with_capacity(asked.len());
+    for state in asked {
+        if !states.contains(&state) {
+            states.push(state);
+        }
+    }
+    states
+}
+
+/// One state's part of the page: its state and how its rows are read; with a priority
+/// rank, only that rank's part of it (`split_by_priority`); with a day, only that day's
+/// part of an alert-creation range (`split_by_day`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Branch {
+    pub(crate) state: InvestigationStatus,
+    pub(crate) access: Access,
+    pub(crate) priority_rank: Option<i64>,
+    pub(crate) day: Option<DayPart>,
+}
+
+/// Every priority rank, lowest first.
+pub(crate) fn priority_ranks() -> [i64; 4] {
+    [
+        priority_rank(None),
+        priority_rank(Some(Priority::Informational)),
+        priority_rank(Some(Priority::Notable)),
+        priority_rank(Some(Priority::Urgent)),
+    ]
+}
+
+/// Under an alert-creation range, a priority-sorted page reads each state's part once per
+/// priority rank: within one rank the order is the alert-creation order, into which the
+/// index `(status, priority_rank, alert_create_time, id)` seeks at the range's end. Read
+/// whole, a state's part walked the ranks above the range's matches, or read every
+/// investigation in the range and sorted it.
+/// Branches that read their matches first gain nothing and stay whole.
+pub(crate) fn split_by_priority(query: &InvestigationQuery, branches: Vec<Branch>) -> Vec<Branch> {
+    if query.sort != SortKey::Priority || query.alert_create.is_open() {
+        return branches;
+    }
+    branches
+        .into_iter()
+        .flat_map(|branch| match branch.access {
+            Access::Matches => vec![branch],
+            Access::Any | Access::SortOrder => priority_ranks()
+                .into_iter()
+                .map(|rank| Branch {
+                    priority_rank: Some(rank),
+                    ..branch
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The kept counts `plan_branches` weighs, per state: every investigation in the state,
+/// and those carrying any of the query's tags (an investigation with two counts twice).
+#[derive(Debug, Default)]
+pub(crate) struct KeptSizes {
+    pub(crate) in_state: Vec<(InvestigationStatus, u128)>,
+    pub(crate) tagged: Vec<(InvestigationStatus, u128)>,
+}
+
+impl KeptSizes {
+    fn of(sizes: &[(InvestigationStatus, u128)], state: InvestigationStatus) -> u128 {
+        sizes
+            .iter()
+            .find(|(sized, _)| *sized == state)
+            .map_or(0, |(_, size)| *size)
+    }
+}
+
+/// Whether `plan_branches` weighs the states' sizes: only when some filter narrows a state
+/// and the sort order does not seek into a time range asked for.
+pub(crate) fn needs_state_sizes(query: &InvestigationQuery) -> bool {
+    let filters = Filters::of(query);
+    let ranged = filters.time_ranges() && !tags_in_alert_create_range(query);
+    !(ranged && sort_seeks_into_range(query)) && filters.beyond_states()
+}
+
+/// How each state's part of the page is read, from the query, the exact `matches` per
+/// state and the kept sizes alone: a pure function, no I/O.
+pub(crate) fn plan_branches(
+    query: &InvestigationQuery,
+    matches: &[(InvestigationStatus, u64)],
+    kept: &KeptSizes,
+    page_end: u64,
+) -> Vec<Branch> {
+    let tags_in_range = tags_in_alert_create_range(query);
+    let ranged = Filters::of(query).time_ranges() && !tags_in_range;
+    let unseekable_range = ranged && !sort_seeks_into_range(query);
+    let weighed = needs_state_sizes(query);
+    matches
+        .iter()
+        .map(|(state, matching)| {
+            let in_state = KeptSizes::of(&kept.in_state, *state);
+            let matching = u128::from(*matching);
+            let access = if !weighed {
+                Access::Any
+            } else if unseekable_range {
+                // The worst walk passes every investigation outside the range first.
+                let worst_walk = in_state.saturating_sub(matching)
+                    + u128::from(page_end) * in_state / matching.max(1);
+                if worst_walk < matching {
+                    Access::Any
+                } else {
+                    Access::Matches
+                }
+            } else if tags_in_range {
+                // Only the alert-creation order seeks into the range, once, or once per
+                // priority rank (`split_by_priority`). Each walk reads about
+                // page_end * in_range / matching rows; with the tags spread evenly in
+                // time, in_range / matching is about in_state / tagged.
+                let walks = match query.sort {
+                    SortKey::AlertCreate => Some(1),
+                    SortKey::Priority => Some(priority_ranks().len() as u128),
+                    _ => None,
+                };
+                let tagged = KeptSizes::of(&kept.tagged, *state);
+                if walks.is_some_and(|walks| {
+                    walks * u128::from(page_end) * in_state < matching * tagged
+                }) {
+                    Access::SortOrder
+                } else {
+                    Access::Matches
+                }
+            // page_end * in_state / matching < matching, without dividing.
+            } else if u128::from(page_end) * in_state < matching * matching {
+                Access::SortOrder
+            } else {
+                Access::Matches
+            };
+            Branch {
+                state: *state,
+                access,
+                priority_rank: None,
+                day: None,
+            }
+        })
+        .collect()
+}
+
+/// Whether the sort order's index seeks into the query's time range: its first sort column
+/// is the column of a range asked for (the priority order per rank, `split_by_priority`).
+fn sort_seeks_into_range(query: &InvestigationQuery) -> bool {
+    match query.sort {
+        SortKey::AlertCreate | SortKey::Priority => !query.alert_create.is_open(),
+        SortKey::AlertStart => !query.alert_start.is_open(),
+        SortKey::InvestigationComplete => !query.investigation_complete.is_open(),
+        SortKey::InvestigationCreate | SortKey::InvestigationUpdate => false,
+    }
+}
+
+/// Insight tags with an alert-creation range as the only time range, and no search: the
+/// tag rows' copies (migration 0011) find the matches without the investigations.
+pub(crate) fn tags_in_alert_create_range(query: &InvestigationQuery) -> bool {
+    let filters = Filters::of(query);
+    filters.tags && filters.alert_create && !filters.other_ranges && !filters.search
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sleuth_store::{StopReason, TimeRange};
+
+    #[test]
+    fn pages_walk_the_sort_order_or_read_the_matches_whichever_reads_fewer() {
+        use InvestigationStatus::{Error, Success};
+        let day = TimeRange {
+            from: Some(chrono::DateTime::from_timestamp(86_400, 0).unwrap()),
+            until: Some(chrono::DateTime::from_timestamp(2 * 86_400, 0).unwrap()),
+        };
+        let one_type = || InvestigationQuery {
+            alert_types: vec!["a".into()],
+            states: vec![Success, Error],
+            ..InvestigationQuery::default()
+        };
+        let million = vec![(Success, 1_000_000), (Error, 1_000)];
+        let kept = |tagged: u128| KeptSizes {
+            in_state: million.clone(),
+            tagged: vec![(Success, tagged)],
+        };
+        type Case = (
+            &'static str,
+            InvestigationQuery,
+            Vec<(InvestigationStatus, u64)>,
+            u128,
+            Vec<Access>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "states only: the sort order",
+                InvestigationQuery::default(),
+                vec![(Success, 10)],
+                0,
+                vec![Access::Any],
+            ),
+            (
+                "a rare type reads its matches; a common one walks",
+                one_type(),
+                vec![(Success, 10), (Error, 900)],
+                0,
+                vec![Access::Matches, Access::SortOrder],
+            ),
+            (
+                "a range the sort order seeks into keeps the planner's choice",
+                InvestigationQuery {
+                    alert_create: day,
+                    ..one_type()
+                },
+                vec![(Success, 10)],
+                0,
+                vec![Access::Any],
+            ),
+            (
+                "a range it cannot seek into walks only if even the worst walk is shorter",
+                InvestigationQuery {
+                    feedback_updated: day,
+                    ..one_type()
+                },
+                vec![(Success, 1_000), (Error, 1_000)],
+                0,
+                vec![Access::Matches, Access::Any],
+            ),
+            (
+                "a tag and a source, rare together, read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    direct_source_labels: vec!["s".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 48)],
+                0,
+                vec![Access::Matches],
+            ),
+            (
+                "common tags in an alert-creation range walk that order",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                900_000,
+                vec![Access::SortOrder],
+            ),
+            (
+                "rare tags in it read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                1_000,
+                vec![Access::Matches],
+            ),
+            (
+                "tags in a range under an order that cannot seek read their matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    sort: SortKey::InvestigationCreate,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                900_000,
+                vec![Access::Matches],
+            ),
+        ];
+        for (name, query, matches, tagged, expected) in cases {
+            let planned: Vec<Access> = plan_branches(&query, &matches, &kept(tagged), 50)
+                .iter()
+                .map(|branch| branch.access)
+                .collect();
+            assert_eq!(planned, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn counts_come_from_the_fewest_kept_rows_the_filters_allow() {
+        let day = TimeRange {
+            from: Some(chrono::DateTime::from_timestamp(86_400, 0).unwrap()),
+            until: Some(chrono::DateTime::from_timestamp(2 * 86_400, 0).unwrap()),
+        };
+        let text = |values: &[&str]| values.iter().map(|v| v.to_string()).collect::<Vec<_>>();
+        let base = InvestigationQuery::default;
+        let cases: Vec<(&str, InvestigationQuery, CountFrom<'static>)> = vec![
+            ("default", base(), CountFrom::Facet(Facet::All)),
+            (
+                "states, priorities and stop reasons",
+                InvestigationQuery {
+                    states: vec![InvestigationStatus::Error, InvestigationStatus::Success],
+                    priorities: vec![Some(Priority::Urgent), None],
+                    stopped_reasons: vec![StopReason::Error],
+                    ..base()
+                },
+                CountFrom::Facet(Facet::All),
+            ),
+            (
+                "types",
+                InvestigationQuery {
+                    alert_types: text(&["a", "b"]),
+                    priorities: vec![None],
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Type),
+            ),
+            (
+                "sources",
+                InvestigationQuery {
+                    direct_source_labels: text(&["EDR"]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Source),
+            ),
+            (
+                "every tenant filter",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme"]),
+                    tenant_id: Some("t".into()),
+                    tenant_integration_key: Some("k".into()),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "a tenant scope",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "a tenant scope and a type",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "type and source",
+                InvestigationQuery {
+                    alert_types: text(&["a"]),
+                    direct_source_labels: text(&["EDR"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "type and tenant",
+                InvestigationQuery {
+                    alert_types: text(&["a"]),
+                    tenant_id: Some("t".into()),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "alert-creation range",
+                InvestigationQuery {
+                    alert_create: day,
+                    ..base()
+                },
+                CountFrom::Hours,
+            ),
+            (
+                "alert-creation range and a type",
+                InvestigationQuery {
+                    alert_create: day,
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "another range",
+                InvestigationQuery {
+                    feedback_updated: day,
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "tags, repeated",
+                InvestigationQuery {
+                    insight_tag_names: text(&["b", "a", "b"]),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Tags(vec!["a", "b"]),
+            ),
+            (
+                "tags under an alert-creation range",
+                InvestigationQuery {
+                    insight_tag_names: text(&["a"]),
+                    alert_create: day,
+                    ..base()
+                },
+                CountFrom::Tags(vec!["a"]),
+            ),
+            (
+                "tags under another range",
+                InvestigationQuery {
+                    insight_tag_names: text(&["a"]),
+                    alert_start: day,
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search of no words",
+                InvestigationQuery {
+                    search: Some(" !! ".into()),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Type),
+            ),
+        ];
+        for (name, query, expected) in &cases {
+            assert_eq!(&count_from(query), expected, "{name}");
+        }
+    }
+}
