@@ -26,6 +26,7 @@ mod key_cache;
 mod list;
 mod list_days;
 mod list_plan;
+mod list_search;
 mod list_sql;
 pub mod migrate;
 mod push;

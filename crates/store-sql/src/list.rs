@@ -47,7 +47,7 @@ use crate::list_plan::{
     split_by_priority, states, tags_in_alert_create_range,
 };
 use crate::list_sql::{Access, column, push_micros_range, push_order, push_range, sort_columns};
-use crate::{DbResultExt, Dialect, investigations, rows, search};
+use crate::{DbResultExt, Dialect, investigations, list_search, rows, search};
 
 pub(crate) async fn list_investigations(
     pool: &AnyPool,
@@ -102,7 +102,10 @@ async fn count_by_state(
     let from = count_from(query);
     // Rows of one state are counted without grouping, which would read each match's state
     // again, which costs most over a wide range.
-    let by_rows = matches!(from, CountFrom::Rows | CountFrom::Hours);
+    let by_rows = matches!(
+        from,
+        CountFrom::Rows | CountFrom::Hours | CountFrom::Search(_)
+    );
     let one_state = match states(query)[..] {
         [state] if by_rows => Some(state),
         _ => None,
@@ -120,6 +123,15 @@ async fn count_by_state(
         }
         CountFrom::Combinations => SUM_COUNTS_BY_STATE,
         CountFrom::Facet(facet) => facet.sum_by_state(),
+        CountFrom::Search(state) => {
+            if let Some(counts) =
+                list_search::count_in_state(connection, dialect, query, *state).await?
+            {
+                return Ok(counts);
+            }
+            // Counted by its rows below.
+            rows_count(one_state)
+        }
         CountFrom::Rows => rows_count(one_state),
     });
     push_states(&mut count, "i.status", query)?;
@@ -135,7 +147,7 @@ async fn count_by_state(
 }
 
 /// The counts by state of a statement answering rows of (status, n).
-async fn fetch_counts(
+pub(crate) async fn fetch_counts(
     connection: &mut AnyConnection,
     statement: SqlBuilder,
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {

@@ -115,6 +115,11 @@ pub(crate) enum CountFrom<'a> {
     /// alert-creation range, the rows of its partial hours at either end (`count_hours`):
     /// the states and that range are the only filters.
     Hours,
+    /// A search in one state, with no other filter: on SQLite, the search index's count
+    /// of the matches in every state, less the matches in the other states when those
+    /// hold few investigations (`list_search`, `subtract_other_states`); otherwise the
+    /// rows, like `Rows`.
+    Search(InvestigationStatus),
     /// The investigations themselves: other time ranges and search need their rows.
     Rows,
 }
@@ -196,7 +201,11 @@ pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         search,
     } = filters;
     if search {
-        return CountFrom::Rows;
+        let only_search = !filters.grouped() && !tags && !alert_create && !other_ranges;
+        return match states(query)[..] {
+            [state] if only_search => CountFrom::Search(state),
+            _ => CountFrom::Rows,
+        };
     }
     if tags && (alert_create || !other_ranges) {
         let mut names: Vec<&str> = query.insight_tag_names.iter().map(String::as_str).collect();
@@ -214,6 +223,18 @@ pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         Some(facet) => CountFrom::Facet(facet),
         None => CountFrom::Combinations,
     }
+}
+
+/// Whether a search in one state is counted as its matches in every state less those in
+/// the other states (`list_search`), from the search index's count of the matches in
+/// every state and the kept count of the investigations in the other states. Subtracting
+/// reads each match once into a list (a fraction of a microsecond) and looks up each
+/// investigation of the other states in it; counting the matches in the state by their
+/// rows looks up each match's investigation instead (about 2 µs): so subtracting wins
+/// whenever the other states hold fewer investigations than there are matches. A pure
+/// function, no I/O.
+pub(crate) fn subtract_other_states(matches_everywhere: u64, in_other_states: u64) -> bool {
+    in_other_states < matches_everywhere
 }
 
 /// States to list: as asked (each once); by default success only, or error only when the
@@ -643,6 +664,42 @@ mod tests {
                     search: Some("mimikatz".into()),
                     ..base()
                 },
+                CountFrom::Search(InvestigationStatus::Success),
+            ),
+            (
+                "search in one state, named twice",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    states: vec![InvestigationStatus::Error, InvestigationStatus::Error],
+                    ..base()
+                },
+                CountFrom::Search(InvestigationStatus::Error),
+            ),
+            (
+                "search in two states",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    states: vec![InvestigationStatus::Error, InvestigationStatus::Success],
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search and a priority",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    priorities: vec![None],
+                    ..base()
+                },
+                CountFrom::Rows,
+            ),
+            (
+                "search and tags",
+                InvestigationQuery {
+                    search: Some("mimikatz".into()),
+                    insight_tag_names: text(&["a"]),
+                    ..base()
+                },
                 CountFrom::Rows,
             ),
             (
@@ -657,6 +714,27 @@ mod tests {
         ];
         for (name, query, expected) in &cases {
             assert_eq!(&count_from(query), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_search_subtracts_the_other_states_only_when_they_hold_few_investigations() {
+        let cases = [
+            // (matches in every state, investigations in the other states, subtract)
+            (170_000, 500, true),
+            (170_000, 169_999, true),
+            (170_000, 170_000, false),
+            (10, 0, true),
+            (0, 0, false),
+            (1_000, 5_000, false),
+            (u64::MAX, u64::MAX, false),
+        ];
+        for (matches, others, expected) in cases {
+            assert_eq!(
+                subtract_other_states(matches, others),
+                expected,
+                "{matches} matches, {others} in the other states"
+            );
         }
     }
 }
