@@ -441,7 +441,10 @@ async fn drain(server: &Server, key: &str, queued: u64) -> f64 {
         let minutes = started.elapsed().as_secs() / 60;
         if minutes > reported {
             reported = minutes;
-            println!("  drain: {left} left after {minutes} min, load {}", load_average());
+            println!(
+                "  drain: {left} left after {minutes} min, load {}",
+                load_average()
+            );
         }
         assert!(
             started.elapsed() < Duration::from_secs(3_600),
@@ -453,7 +456,8 @@ async fn drain(server: &Server, key: &str, queued: u64) -> f64 {
 
 /// Every list and search shape of the table, `repeats` requests each, over one connection:
 /// p50 and p99 of each, with the count it answered. BENCH_LISTS (words, comma-separated)
-/// measures only the shapes whose name holds one of them.
+/// measures only the shapes whose name holds one of them; BENCH_LIST_STATE lists that state
+/// in every shape that names none.
 async fn measure_lists(server: &Server, key: &str, repeats: u64) {
     // Generic alerts carry no time of their own: they were created when they were received.
     let since = |hours: i64| {
@@ -524,11 +528,23 @@ async fn measure_lists(server: &Server, key: &str, repeats: u64) {
         ),
     ];
     let only: Vec<String> = std::env::var("BENCH_LISTS")
-        .map(|words| words.split(',').map(|word| word.trim().to_string()).collect())
+        .map(|words| {
+            words
+                .split(',')
+                .map(|word| word.trim().to_string())
+                .collect()
+        })
         .unwrap_or_default();
-    for (name, query) in queries {
+    let state = std::env::var("BENCH_LIST_STATE").ok();
+    for (name, mut query) in queries {
         if !only.is_empty() && !only.iter().any(|word| name.contains(word.as_str())) {
             continue;
+        }
+        if let Some(state) = state.as_deref()
+            && !query.contains("investigation_state=")
+        {
+            let separator = if query.is_empty() { "" } else { "&" };
+            query.push_str(&format!("{separator}investigation_state={state}"));
         }
         let mut sender = connect(&server.address).await;
         let mut times = Vec::new();

@@ -10,7 +10,8 @@
 //! whatever is queued (PostgreSQL: BENCH_WORKER_PROCESSES `sleuth worker` processes,
 //! default 2); on PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum does on its own
 //! but may be off (as on the machine these figures were first printed on), printing
-//! whether it is; and measures the lists (`measure_lists`) with nothing left to conclude.
+//! whether it is; and measures the lists (`measure_lists`) with nothing left to conclude
+//! (BENCH_NO_DRAIN=1 leaves the queue as it is).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -55,14 +56,21 @@ pub(crate) async fn run(database: &str) {
     } else {
         0
     };
-    let (server, workers) = super::start_with_workers(&url, processes).await;
+    // BENCH_NO_DRAIN=1: measure what is stored as it is, queued investigations and all
+    // (with BENCH_LIST_STATE=not_asked, the lists of a seeding not drained yet).
+    let draining = env_number("BENCH_NO_DRAIN", 0) == 0;
+    let (server, workers) = if draining {
+        super::start_with_workers(&url, processes).await
+    } else {
+        (Server::start(&url, false).await.0, Vec::new())
+    };
     let queued = count(
         &server,
         &key,
         "investigation_state=not_asked&investigation_state=loading",
     )
     .await;
-    if queued > 0 {
+    if queued > 0 && draining {
         let rate = drain(&server, &key, queued).await;
         println!("drain of {queued} queued: {rate:.0} investigations/s");
     }
@@ -91,8 +99,7 @@ async fn seed(server: &Server, key: &str, alerts: u64) {
     let skip = env_number("BENCH_SEED_SKIP", 0);
     let seed = env_number("BENCH_SEED", 28);
     let connections = env_number("BENCH_CONNECTIONS", 32).max(1);
-    let corpus =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
+    let corpus = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
     let mut workload = Workload::new(
         &corpus,
         WorkloadSettings {
