@@ -332,6 +332,43 @@ CREATE TABLE jobs (
   lease_expires_at bigint
 );
 
+CREATE TABLE notification_deliveries (
+  id bigint NOT NULL DEFAULT nextval('notification_deliveries_id_seq'::regclass),
+  destination_id bigint NOT NULL,
+  system_event_id bigint,
+  event_id text NOT NULL,
+  event text NOT NULL,
+  state text NOT NULL,
+  attempts bigint NOT NULL DEFAULT 0,
+  next_attempt_at bigint NOT NULL,
+  last_error text,
+  delivered_detail text,
+  delivered_at bigint,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
+CREATE TABLE notification_destinations (
+  id bigint NOT NULL DEFAULT nextval('notification_destinations_id_seq'::regclass),
+  name text NOT NULL,
+  kind text NOT NULL,
+  settings text NOT NULL,
+  rule text NOT NULL,
+  template text,
+  enabled bigint NOT NULL DEFAULT 1,
+  rate_limit_per_minute bigint,
+  cursor bigint NOT NULL,
+  paused_until bigint,
+  lease_token text,
+  lease_expires_at bigint,
+  last_error text,
+  last_error_at bigint,
+  last_delivered_at bigint,
+  created_by bigint,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
 CREATE TABLE push_sources (
   id bigint NOT NULL DEFAULT nextval('push_sources_id_seq'::regclass),
   name text NOT NULL,
@@ -637,6 +674,16 @@ ALTER TABLE jobs ADD CONSTRAINT jobs_investigation_id_fkey FOREIGN KEY (investig
 
 ALTER TABLE jobs ADD CONSTRAINT jobs_pkey PRIMARY KEY (investigation_id);
 
+ALTER TABLE notification_deliveries ADD CONSTRAINT notification_deliveries_destination_id_fkey FOREIGN KEY (destination_id) REFERENCES notification_destinations(id) ON DELETE CASCADE;
+
+ALTER TABLE notification_deliveries ADD CONSTRAINT notification_deliveries_pkey PRIMARY KEY (id);
+
+ALTER TABLE notification_destinations ADD CONSTRAINT notification_destinations_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
+
+ALTER TABLE notification_destinations ADD CONSTRAINT notification_destinations_name_key UNIQUE (name);
+
+ALTER TABLE notification_destinations ADD CONSTRAINT notification_destinations_pkey PRIMARY KEY (id);
+
 ALTER TABLE push_sources ADD CONSTRAINT push_sources_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
 
 ALTER TABLE push_sources ADD CONSTRAINT push_sources_name_key UNIQUE (name);
@@ -806,6 +853,12 @@ CREATE INDEX investigations_search ON public.investigations USING gin (search_ve
 CREATE INDEX jobs_by_lease ON public.jobs USING btree (lease_expires_at, ready_at);
 
 CREATE INDEX jobs_by_token ON public.jobs USING btree (lease_token);
+
+CREATE INDEX notification_deliveries_by_state ON public.notification_deliveries USING btree (destination_id, state, id);
+
+CREATE INDEX notification_deliveries_due ON public.notification_deliveries USING btree (destination_id, next_attempt_at) WHERE (state = 'pending'::text);
+
+CREATE UNIQUE INDEX notification_deliveries_once ON public.notification_deliveries USING btree (destination_id, system_event_id);
 
 CREATE INDEX response_scripts_by_trigger ON public.response_scripts USING btree (trigger_uuid, is_archived, is_enabled);
 

@@ -382,6 +382,45 @@ CREATE TABLE jobs (
     lease_expires_at INTEGER
 );
 
+CREATE TABLE notification_deliveries (
+    id INTEGER PRIMARY KEY,
+    destination_id INTEGER NOT NULL REFERENCES notification_destinations(id) ON DELETE CASCADE,
+    system_event_id INTEGER,
+    event_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    -- pending, delivered or dead
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    delivered_detail TEXT,
+    delivered_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE notification_destinations (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    -- sleuth_notify::destination::Kind::as_str
+    kind TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    template TEXT,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    rate_limit_per_minute INTEGER,
+    cursor INTEGER NOT NULL,
+    paused_until INTEGER,
+    lease_token TEXT,
+    lease_expires_at INTEGER,
+    last_error TEXT,
+    last_error_at INTEGER,
+    last_delivered_at INTEGER,
+    created_by INTEGER REFERENCES users(id),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
 CREATE TABLE push_sources (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -670,6 +709,15 @@ CREATE INDEX investigations_by_updated ON investigations (status, updated_at, id
 CREATE INDEX jobs_by_lease ON jobs (lease_expires_at, ready_at);
 
 CREATE INDEX jobs_by_token ON jobs (lease_token);
+
+CREATE INDEX notification_deliveries_by_state
+    ON notification_deliveries (destination_id, state, id);
+
+CREATE INDEX notification_deliveries_due
+    ON notification_deliveries (destination_id, next_attempt_at) WHERE state = 'pending';
+
+CREATE UNIQUE INDEX notification_deliveries_once
+    ON notification_deliveries (destination_id, system_event_id);
 
 CREATE INDEX response_scripts_by_trigger ON response_scripts (trigger_uuid, is_archived, is_enabled);
 

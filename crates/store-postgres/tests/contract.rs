@@ -362,3 +362,4 @@ async fn pages_with_the_same_sources_in_opposite_orders_are_stored_side_by_side(
     .unwrap();
     assert_eq!(deadlocks, 0);
 }
+sleuth_test_support::notification_contract_tests!(open());

@@ -29,6 +29,7 @@ mod list_plan;
 mod list_search;
 mod list_sql;
 pub mod migrate;
+mod notifications;
 mod push;
 mod queue;
 mod readiness;

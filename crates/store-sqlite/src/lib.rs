@@ -164,6 +164,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "console_sign_in",
         sql: include_str!("../migrations/0030_console_sign_in.sql"),
     },
+    Migration {
+        version: 31,
+        name: "notifications",
+        sql: include_str!("../migrations/0031_notifications.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

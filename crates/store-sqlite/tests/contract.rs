@@ -26,3 +26,4 @@ sleuth_test_support::analyst_contract_tests!(open());
 sleuth_test_support::strategy_contract_tests!(open());
 sleuth_test_support::connector_contract_tests!(open());
 sleuth_test_support::sign_in_contract_tests!(open());
+sleuth_test_support::notification_contract_tests!(open());

@@ -12,6 +12,7 @@ mod data_sources;
 mod error;
 mod identity;
 mod model;
+mod notifications;
 mod push;
 mod query;
 mod response_actions;
@@ -32,6 +33,7 @@ pub use data_sources::*;
 pub use error::{StoreError, StoreResult};
 pub use identity::{alert_identity, canonical_hash};
 pub use model::*;
+pub use notifications::*;
 pub use push::*;
 pub use query::*;
 pub use response_actions::*;
@@ -86,6 +88,7 @@ pub trait Store:
     + DataSourceStore
     + ConnectorStore
     + SignInStore
+    + NotificationStore
     + Send
     + Sync
     + 'static

@@ -1,0 +1,419 @@
+//! The store contract for notifications (`NotificationStore`): destinations made, listed,
+//! read and changed; a destination's cursor starting at the newest system event and moving
+//! with the deliveries queued before it (a lost lease writes nothing, an event is queued
+//! once); attempts that retry, deliver or dead-letter a delivery; a dead delivery sent
+//! again; one deliverer at a time. A backend's contract binary runs it with
+//! `notification_contract_tests!(an async expression opening a fresh store)`.
+
+use std::sync::Arc;
+
+use serde_json::{Map, json};
+use sleuth_store::*;
+
+use crate::fixtures::time;
+
+/// Generates one test per case, like `store_contract_tests!`.
+#[macro_export]
+macro_rules! notification_contract_tests {
+    ($open:expr) => {
+        $crate::notification_contract_tests!(@cases $open;
+            destinations_are_made_listed_read_and_changed,
+            queued_deliveries_move_the_cursor_once_and_a_lost_lease_writes_nothing,
+            attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_again,
+            one_deliverer_holds_a_destination_at_a_time,
+        );
+    };
+    (@cases $open:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let Some((store, _guard)) = $open.await else {
+                    return;
+                };
+                $crate::contract_notifications::$case(store).await;
+            }
+        )+
+    };
+}
+
+fn destination(name: &str) -> NewNotificationDestination {
+    NewNotificationDestination {
+        name: name.into(),
+        kind: "webhook".into(),
+        settings: json!({"url_secret": "HOOK_URL", "signing_secret": "HOOK_KEY"}),
+        rule: json!({"events": ["investigation.concluded"]}),
+        template: None,
+        enabled: true,
+        rate_limit_per_minute: None,
+        created_by: None,
+        at: time(0),
+    }
+}
+
+async fn record_events(store: &Arc<dyn Store>, count: usize) {
+    let events: Vec<NewSystemEvent> = (0..count)
+        .map(|_| NewSystemEvent {
+            trigger_name: "investigation_completed".into(),
+            trigger_args: Map::new(),
+            investigation_id: None,
+            entity: None,
+        })
+        .collect();
+    store.record_system_events(&events, time(0)).await.unwrap();
+}
+
+fn delivery(system_event_id: i64) -> NewDelivery {
+    NewDelivery {
+        system_event_id,
+        event_id: format!("event-{system_event_id}"),
+        event: json!({"id": format!("event-{system_event_id}")}),
+    }
+}
+
+/// A new destination leased to `token` from time(0) to time(10).
+async fn leased(store: &Arc<dyn Store>, name: &str, token: &str) -> i64 {
+    let id = store
+        .create_notification_destination(&destination(name))
+        .await
+        .unwrap()
+        .id;
+    assert!(
+        store
+            .lease_notification_destination(id, token, time(0), time(10))
+            .await
+            .unwrap()
+    );
+    id
+}
+
+pub async fn destinations_are_made_listed_read_and_changed(store: Arc<dyn Store>) {
+    record_events(&store, 3).await;
+    let newest = store.newest_system_event_id().await.unwrap();
+    let made = store
+        .create_notification_destination(&destination("soc-webhook"))
+        .await
+        .unwrap();
+    assert_eq!(
+        made.cursor, newest,
+        "a new destination starts at the newest event"
+    );
+    assert_eq!(made.kind, "webhook");
+    assert!(made.enabled);
+    assert_eq!((made.pending, made.delivered, made.dead), (0, 0, 0));
+    let duplicate = store
+        .create_notification_destination(&destination("soc-webhook"))
+        .await;
+    assert!(
+        matches!(duplicate, Err(StoreError::Conflict { .. })),
+        "{duplicate:?}"
+    );
+    let other = store
+        .create_notification_destination(&NewNotificationDestination {
+            template: Some("{title}".into()),
+            rate_limit_per_minute: Some(30),
+            ..destination("pager")
+        })
+        .await
+        .unwrap();
+    let listed = store.list_notification_destinations().await.unwrap();
+    assert_eq!(
+        listed.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["soc-webhook", "pager"]
+    );
+    let changed = store
+        .update_notification_destination(
+            other.id,
+            &NotificationDestinationChanges {
+                template: Some(None),
+                rate_limit_per_minute: Some(None),
+                enabled: Some(false),
+                rule: Some(json!({"events": ["system.event"]})),
+                ..NotificationDestinationChanges::default()
+            },
+            time(5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.template, None);
+    assert_eq!(changed.rate_limit_per_minute, None);
+    assert!(!changed.enabled);
+    assert_eq!(changed.rule, json!({"events": ["system.event"]}));
+    assert_eq!(changed.name, "pager", "what was not named stays");
+    assert_eq!(changed.updated_at, time(5));
+    assert_eq!(
+        store.get_notification_destination(other.id).await.unwrap(),
+        changed
+    );
+    let renamed = store
+        .update_notification_destination(
+            other.id,
+            &NotificationDestinationChanges {
+                name: Some("soc-webhook".into()),
+                ..NotificationDestinationChanges::default()
+            },
+            time(6),
+        )
+        .await;
+    assert!(
+        matches!(renamed, Err(StoreError::Conflict { .. })),
+        "{renamed:?}"
+    );
+    assert!(matches!(
+        store.get_notification_destination(999_999).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub async fn queued_deliveries_move_the_cursor_once_and_a_lost_lease_writes_nothing(
+    store: Arc<dyn Store>,
+) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    let batch = DeliveryBatch {
+        destination_id: id,
+        lease_token: "mine".into(),
+        cursor: 7,
+        deliveries: vec![delivery(3), delivery(5)],
+        at: time(1),
+    };
+    store.queue_notification_deliveries(&batch).await.unwrap();
+    // Queued again (a deliverer that stopped before it knew the first commit held): once.
+    store.queue_notification_deliveries(&batch).await.unwrap();
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(destination.cursor, 7);
+    assert_eq!(destination.pending, 2);
+    let due = store
+        .due_notification_deliveries(id, time(1), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        due.iter().map(|d| d.system_event_id).collect::<Vec<_>>(),
+        [Some(3), Some(5)]
+    );
+    assert_eq!(due[0].event_id, "event-3");
+    assert_eq!(due[0].event, json!({"id": "event-3"}));
+    assert_eq!(due[0].state, DeliveryState::Pending);
+    assert_eq!(due[0].attempts, 0);
+
+    let lost = store
+        .queue_notification_deliveries(&DeliveryBatch {
+            lease_token: "someone-else".into(),
+            cursor: 9,
+            deliveries: vec![delivery(8)],
+            ..batch
+        })
+        .await;
+    assert!(matches!(lost, Err(StoreError::Rejected { .. })), "{lost:?}");
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(destination.cursor, 7, "a lost lease moves nothing");
+    assert_eq!(destination.pending, 2, "and queues nothing");
+}
+
+pub async fn attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_again(
+    store: Arc<dyn Store>,
+) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    store
+        .queue_notification_deliveries(&DeliveryBatch {
+            destination_id: id,
+            lease_token: "mine".into(),
+            cursor: 3,
+            deliveries: vec![delivery(1), delivery(2), delivery(3)],
+            at: time(1),
+        })
+        .await
+        .unwrap();
+    let due = store
+        .due_notification_deliveries(id, time(1), 10)
+        .await
+        .unwrap();
+    let (first, second, third) = (due[0].id, due[1].id, due[2].id);
+    store
+        .record_notification_attempt(&DeliveryAttempt {
+            delivery_id: first,
+            result: AttemptResult::Retry {
+                error: "HTTP 429: slow down".into(),
+                retry_at: time(4),
+            },
+            pause_destination_until: Some(time(4)),
+            at: time(2),
+        })
+        .await
+        .unwrap();
+    store
+        .record_notification_attempt(&DeliveryAttempt {
+            delivery_id: second,
+            result: AttemptResult::Delivered {
+                detail: "HTTP 204".into(),
+            },
+            pause_destination_until: None,
+            at: time(2),
+        })
+        .await
+        .unwrap();
+    store
+        .record_notification_attempt(&DeliveryAttempt {
+            delivery_id: third,
+            result: AttemptResult::Dead {
+                error: "HTTP 404: no such hook".into(),
+            },
+            pause_destination_until: None,
+            at: time(3),
+        })
+        .await
+        .unwrap();
+    // An attempt recorded late, on a delivery no longer pending, changes nothing.
+    store
+        .record_notification_attempt(&DeliveryAttempt {
+            delivery_id: second,
+            result: AttemptResult::Dead {
+                error: "late".into(),
+            },
+            pause_destination_until: None,
+            at: time(3),
+        })
+        .await
+        .unwrap();
+
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(
+        (destination.pending, destination.delivered, destination.dead),
+        (1, 1, 1)
+    );
+    assert_eq!(destination.paused_until, Some(time(4)));
+    assert_eq!(
+        destination.last_error.as_deref(),
+        Some("HTTP 404: no such hook")
+    );
+    assert_eq!(destination.last_delivered_at, Some(time(2)));
+    assert!(
+        store
+            .due_notification_deliveries(id, time(3), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the retry is not due before its time"
+    );
+    let retried = store
+        .due_notification_deliveries(id, time(4), 10)
+        .await
+        .unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(retried[0].attempts, 1);
+    assert_eq!(
+        retried[0].last_error.as_deref(),
+        Some("HTTP 429: slow down")
+    );
+
+    let dead = store
+        .list_notification_deliveries(&DeliveryQuery {
+            destination_id: id,
+            state: Some(DeliveryState::Dead),
+            before_id: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].id, third);
+    let all = store
+        .list_notification_deliveries(&DeliveryQuery {
+            destination_id: id,
+            state: None,
+            before_id: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        all.iter().map(|d| d.id).collect::<Vec<_>>(),
+        [third, second, first],
+        "newest first"
+    );
+    let delivered = all.iter().find(|d| d.id == second).unwrap();
+    assert_eq!(delivered.delivered_at, Some(time(2)));
+    assert_eq!(delivered.delivered_detail.as_deref(), Some("HTTP 204"));
+    let page = store
+        .list_notification_deliveries(&DeliveryQuery {
+            destination_id: id,
+            state: None,
+            before_id: Some(second),
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.iter().map(|d| d.id).collect::<Vec<_>>(), [first]);
+
+    let again = store
+        .redeliver_notification(id, third, time(5))
+        .await
+        .unwrap();
+    assert_eq!(again.state, DeliveryState::Pending);
+    assert_eq!(again.attempts, 0);
+    assert_eq!(again.next_attempt_at, time(5));
+    assert!(matches!(
+        store.redeliver_notification(id, second, time(5)).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    assert!(matches!(
+        store.redeliver_notification(id + 1, third, time(5)).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub async fn one_deliverer_holds_a_destination_at_a_time(store: Arc<dyn Store>) {
+    let id = leased(&store, "soc-webhook", "first").await;
+    assert!(
+        !store
+            .lease_notification_destination(id, "second", time(1), time(11))
+            .await
+            .unwrap(),
+        "held until time(10)"
+    );
+    assert!(
+        store
+            .lease_notification_destination(id, "first", time(1), time(11))
+            .await
+            .unwrap(),
+        "the holder extends its own lease"
+    );
+    assert!(
+        store
+            .lease_notification_destination(id, "second", time(12), time(20))
+            .await
+            .unwrap(),
+        "an expired lease is taken"
+    );
+    store
+        .release_notification_destination(id, "first")
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .lease_notification_destination(id, "third", time(13), time(20))
+            .await
+            .unwrap(),
+        "a stale holder's release lets go of nothing"
+    );
+    store
+        .release_notification_destination(id, "second")
+        .await
+        .unwrap();
+    store
+        .update_notification_destination(
+            id,
+            &NotificationDestinationChanges {
+                enabled: Some(false),
+                ..NotificationDestinationChanges::default()
+            },
+            time(14),
+        )
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .lease_notification_destination(id, "third", time(14), time(20))
+            .await
+            .unwrap(),
+        "a disabled destination is not delivered to"
+    );
+}
