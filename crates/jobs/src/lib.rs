@@ -12,6 +12,7 @@ pub mod context_source;
 pub mod context_status;
 pub mod data_sources;
 pub mod dto;
+pub mod event_horizon;
 pub mod firing;
 pub mod intake;
 pub mod metrics;
