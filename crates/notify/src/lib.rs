@@ -15,6 +15,7 @@
 //! Pure: the caller owns the clock, the randomness, the secrets and the network.
 #![forbid(unsafe_code)]
 
+pub mod destination;
 pub mod event;
 pub mod render;
 pub mod retry;
