@@ -78,8 +78,9 @@ impl Transport {
         let response = match request.send().await {
             Ok(response) => response,
             Err(error) => {
+                // The URL is left out: a webhook's URL carries its token.
                 return Attempt::TryAgain {
-                    reason: format!("could not deliver: {}", error_chain(&error)),
+                    reason: format!("could not deliver: {}", error_chain(&error.without_url())),
                     retry_after: None,
                 };
             }
