@@ -66,6 +66,13 @@ pub(crate) async fn worker(settings: Settings) -> anyhow::Result<()> {
             workers_stopped.clone(),
         ))
     });
+    let notifications = state.settings().notifications.enabled.then(|| {
+        tokio::spawn(sleuth_jobs::notify_delivery::run(
+            state.clone(),
+            store.clone(),
+            workers_stopped.clone(),
+        ))
+    });
     let workers = tokio::spawn(sleuth_jobs::workers::run_pool(
         state,
         store,
@@ -74,8 +81,8 @@ pub(crate) async fn worker(settings: Settings) -> anyhow::Result<()> {
     shutdown_signal().await;
     let _ = stop_workers.send(true);
     let _ = workers.await;
-    if let Some(connectors) = connectors {
-        let _ = connectors.await;
+    for task in [connectors, notifications].into_iter().flatten() {
+        let _ = task.await;
     }
     Ok(())
 }
@@ -154,6 +161,13 @@ async fn start_when_database_is_ready(
             workers_stopped.clone(),
         ))
     });
+    let notifications = state.settings().notifications.enabled.then(|| {
+        tokio::spawn(sleuth_jobs::notify_delivery::run(
+            state.clone(),
+            store.clone(),
+            workers_stopped.clone(),
+        ))
+    });
     let workers = state.settings().workers.enabled.then(|| {
         tokio::spawn(sleuth_jobs::workers::run_pool(
             state,
@@ -161,11 +175,11 @@ async fn start_when_database_is_ready(
             workers_stopped,
         ))
     });
-    if workers.is_none() && connectors.is_none() {
+    if workers.is_none() && connectors.is_none() && notifications.is_none() {
         return None;
     }
     Some(tokio::spawn(async move {
-        for task in [workers, connectors].into_iter().flatten() {
+        for task in [workers, connectors, notifications].into_iter().flatten() {
             let _ = task.await;
         }
     }))

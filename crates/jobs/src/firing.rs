@@ -200,7 +200,7 @@ pub async fn run_in_sandbox(
 }
 
 /// The root clients reach Sleuth at, for links inside script globals (`inv_url`).
-fn base_url(runtime: &Runtime) -> String {
+pub(crate) fn base_url(runtime: &Runtime) -> String {
     let server = &runtime.settings().server;
     match &server.public_url {
         Some(public_url) => public_url.trim_end_matches('/').to_string(),

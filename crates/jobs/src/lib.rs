@@ -16,6 +16,8 @@ pub mod event_horizon;
 pub mod firing;
 pub mod intake;
 pub mod metrics;
+pub mod notify_delivery;
+pub mod notify_destination;
 pub mod notify_transport;
 pub mod pipeline;
 pub mod process_name;

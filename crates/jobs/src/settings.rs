@@ -14,6 +14,7 @@ pub struct Settings {
     pub database: DatabaseSettings,
     pub workers: WorkerSettings,
     pub connectors: ConnectorSettings,
+    pub notifications: NotificationSettings,
     pub guards: GuardSettings,
     pub engine: EngineSettings,
     pub log: LogSettings,
@@ -277,6 +278,44 @@ impl Default for ConnectorSettings {
             enabled: true,
             tick_ms: 1000,
             lease_seconds: 120,
+        }
+    }
+}
+
+/// The notification deliverer (`notify_delivery`, docs/notifications.md): every process
+/// that runs it sends to the enabled destinations, one process per destination at a time
+/// (a lease).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationSettings {
+    /// Whether this process delivers notifications.
+    pub enabled: bool,
+    /// How often the deliverer looks for new events and deliveries that are due.
+    pub tick_ms: u64,
+    /// A deliverer silent this long (its process died) loses the destination to another,
+    /// which sends again what the first had not recorded.
+    pub lease_seconds: u64,
+    /// The wait after a delivery's first failed attempt, doubled after each further one
+    /// (with jitter), up to an hour.
+    pub retry_first_delay_ms: u64,
+    /// No wait between two attempts is longer (a `Retry-After` included).
+    pub retry_max_delay_ms: u64,
+    /// Attempts in all before a delivery is dead-lettered.
+    pub retry_max_attempts: u32,
+    /// Events read, and deliveries sent, per destination per round at most.
+    pub batch: u32,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> NotificationSettings {
+        NotificationSettings {
+            enabled: true,
+            tick_ms: 1000,
+            lease_seconds: 60,
+            retry_first_delay_ms: 5000,
+            retry_max_delay_ms: 3_600_000,
+            retry_max_attempts: 12,
+            batch: 100,
         }
     }
 }

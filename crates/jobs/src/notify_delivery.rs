@@ -1,0 +1,837 @@
+//! The notification deliverer: tells each enabled destination the events its rule asks
+//! for, at least once (docs/notifications.md).
+//!
+//! The outbox is the system events table: a conclusion's events commit with the
+//! conclusion (`finish_batch`). Every process that runs the deliverer leases each enabled
+//! destination (one deliverer per destination across processes), then, in rounds:
+//!
+//! 1. reads the system events past the destination's cursor, up to the first gap in their
+//!    ids (`event_horizon`: a smaller id may still commit), turns each into a
+//!    `sleuth_notify::Event` with a stable idempotency id, keeps those its rule matches,
+//!    and stores them as pending deliveries together with the cursor past them, in one
+//!    transaction: an event is queued once and never skipped;
+//! 2. sends the deliveries that are due, one at a time, rendered in the destination's
+//!    shape with its secrets opened from the secret store for the round, and records each
+//!    attempt: delivered; tried again per the retry schedule (doubling, with jitter); or
+//!    dead-lettered with the reason once the schedule runs out or the destination refuses
+//!    for good. A 429 with `Retry-After` pauses the destination for that long.
+//!
+//! A process killed between a send and its record leaves the delivery pending: the next
+//! holder of the lease sends it again, with the same idempotency id, which receivers use
+//! to drop the repeat. Reasons recorded never hold a secret: URLs are left out of HTTP
+//! errors and secret values are masked.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde_json::Value;
+use sleuth_domain::{Outcome, Timestamp};
+use sleuth_notify::destination::{Kind, Settings as DestinationSettings, SyslogProtocol};
+use sleuth_notify::render::{pagerduty, slack, syslog, teams, webhook};
+use sleuth_notify::retry::{Next, Schedule};
+use sleuth_notify::{Closed, Concluded, Event, EventKind, EventName, Rule, SystemNotice, Template};
+use sleuth_store::{
+    AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryRecord, NewDelivery,
+    NotificationDestinationRecord, Store, StoreError, StoreResult, SystemEventRecord,
+    SystemEventsAfter,
+};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::event_horizon::{GAP_PATIENCE, Horizon};
+use crate::notify_transport::{self, Attempt, Transport};
+use crate::runtime::Runtime;
+use crate::script_secrets::{self, RunSecrets};
+use crate::settings::NotificationSettings;
+use crate::trigger_catalog as triggers;
+
+/// The namespace of event idempotency ids: an event's id is derived from its system
+/// event's, so every attempt, by any process, carries the same one. Never change it.
+const EVENT_NAMESPACE: Uuid = Uuid::from_u128(0x5d1e_7a0b_3c4f_4e8e_9a61_2b7c_d0e4_f913);
+
+/// How many entities a message names.
+const ENTITIES_SHOWN: usize = 5;
+
+/// What the deliverer keeps per destination between rounds, in this process.
+struct Local {
+    horizon: Horizon,
+    /// Not before then: the destination's own rate limit.
+    next_send: Instant,
+}
+
+/// Delivers notifications until `shutdown` turns true; a round under way stops after the
+/// send in flight.
+pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
+    let settings = runtime.settings().notifications.clone();
+    let transport = match Transport::new() {
+        Ok(transport) => transport,
+        Err(error) => {
+            tracing::error!(%error, "notifications are not delivered by this process");
+            return;
+        }
+    };
+    let tick = Duration::from_millis(settings.tick_ms.max(10));
+    let delivering: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
+    let locals: Arc<Mutex<BTreeMap<i64, Local>>> = Arc::default();
+    let mut tasks = tokio::task::JoinSet::new();
+    tracing::info!("notification deliverer started");
+    while !*shutdown.borrow() {
+        match store.list_notification_destinations().await {
+            Ok(destinations) => {
+                for destination in destinations {
+                    let now = Utc::now();
+                    if !destination.enabled
+                        || destination.paused_until.is_some_and(|until| until > now)
+                        || locked(&delivering).contains(&destination.id)
+                    {
+                        continue;
+                    }
+                    let token = Uuid::new_v4().to_string();
+                    match store
+                        .lease_notification_destination(
+                            destination.id,
+                            &token,
+                            now,
+                            now + lease(&settings),
+                        )
+                        .await
+                    {
+                        Ok(true) => {}
+                        Ok(false) => continue,
+                        Err(error) => {
+                            tracing::warn!(%error, destination = %destination.name, "could not lease a notification destination");
+                            continue;
+                        }
+                    }
+                    locked(&delivering).insert(destination.id);
+                    let deliverer = Deliverer {
+                        runtime: runtime.clone(),
+                        store: store.clone(),
+                        transport: transport.clone(),
+                        settings: settings.clone(),
+                        token,
+                        shutdown: shutdown.clone(),
+                    };
+                    let (delivering, locals) = (delivering.clone(), locals.clone());
+                    tasks.spawn(async move {
+                        let id = destination.id;
+                        let name = destination.name.clone();
+                        let mut local = locked(&locals).remove(&id).unwrap_or_else(|| Local {
+                            horizon: Horizon::new(destination.cursor, GAP_PATIENCE),
+                            next_send: Instant::now(),
+                        });
+                        if let Err(error) = deliverer.rounds(destination, &mut local).await {
+                            tracing::warn!(%error, destination = %name, "a notification round failed; it is tried again");
+                        }
+                        let _ = deliverer
+                            .store
+                            .release_notification_destination(id, &deliverer.token)
+                            .await;
+                        locked(&locals).insert(id, local);
+                        locked(&delivering).remove(&id);
+                    });
+                }
+            }
+            Err(error) => tracing::warn!(%error, "could not list the notification destinations"),
+        }
+        while tasks.try_join_next().is_some() {}
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    tracing::info!("notification deliverer stopped");
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lease(settings: &NotificationSettings) -> chrono::Duration {
+    chrono::Duration::seconds(i64::try_from(settings.lease_seconds.max(1)).unwrap_or(60))
+}
+
+/// The retry schedule the settings give.
+pub fn schedule(settings: &NotificationSettings) -> Schedule {
+    Schedule {
+        first_delay: Duration::from_millis(settings.retry_first_delay_ms.max(1)),
+        max_delay: Duration::from_millis(
+            settings
+                .retry_max_delay_ms
+                .max(settings.retry_first_delay_ms.max(1)),
+        ),
+        max_attempts: settings.retry_max_attempts.max(1),
+    }
+}
+
+/// One leased destination's work in this process.
+struct Deliverer {
+    runtime: Runtime,
+    store: Arc<dyn Store>,
+    transport: Transport,
+    settings: NotificationSettings,
+    token: String,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// What one round did.
+struct Round {
+    queued_all: bool,
+    sent_all: bool,
+}
+
+impl Deliverer {
+    /// Rounds while there is work and the lease holds: a busy destination is drained
+    /// rather than served one batch per tick.
+    async fn rounds(
+        &self,
+        destination: NotificationDestinationRecord,
+        local: &mut Local,
+    ) -> StoreResult<()> {
+        let mut destination = destination;
+        // Another process moved the cursor since this one last held the destination.
+        if local.horizon.position() != destination.cursor {
+            local.horizon = Horizon::new(destination.cursor, GAP_PATIENCE);
+        }
+        loop {
+            let round = self.round(&destination, local).await?;
+            if *self.shutdown.borrow() || (round.queued_all && round.sent_all) {
+                return Ok(());
+            }
+            let now = Utc::now();
+            if !self
+                .store
+                .lease_notification_destination(
+                    destination.id,
+                    &self.token,
+                    now,
+                    now + lease(&self.settings),
+                )
+                .await?
+            {
+                return Ok(());
+            }
+            destination = self
+                .store
+                .get_notification_destination(destination.id)
+                .await?;
+            if destination.paused_until.is_some_and(|until| until > now) {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn round(
+        &self,
+        destination: &NotificationDestinationRecord,
+        local: &mut Local,
+    ) -> StoreResult<Round> {
+        let queued_all = self.queue_new_events(destination, local).await?;
+        let sent_all = self.send_due(destination, local).await?;
+        Ok(Round {
+            queued_all,
+            sent_all,
+        })
+    }
+
+    /// Queues the events past the cursor that the rule matches, with the cursor past them.
+    /// True when no further event waits.
+    async fn queue_new_events(
+        &self,
+        destination: &NotificationDestinationRecord,
+        local: &mut Local,
+    ) -> StoreResult<bool> {
+        let batch = self.settings.batch.max(1);
+        let cursor = local.horizon.position();
+        let ids = self.store.system_event_ids_after(cursor, batch).await?;
+        let through = local.horizon.through(&ids, Instant::now());
+        if through <= cursor {
+            return Ok(true);
+        }
+        let rule = rule_of(destination);
+        let records = self
+            .store
+            .system_events_after(&SystemEventsAfter {
+                after_id: cursor,
+                through_id: through,
+                limit: batch,
+                ..SystemEventsAfter::default()
+            })
+            .await?;
+        let base_url = crate::firing::base_url(&self.runtime);
+        let mut deliveries = Vec::new();
+        for record in &records {
+            let Some(told) = told_event(self.store.as_ref(), record, &base_url).await? else {
+                continue;
+            };
+            if let Some(rule) = &rule
+                && told.wanted_by(rule)
+            {
+                deliveries.push(NewDelivery {
+                    system_event_id: record.id,
+                    event_id: told.event.id.to_string(),
+                    event: serde_json::to_value(&told.event).unwrap_or(Value::Null),
+                });
+            }
+        }
+        self.store
+            .queue_notification_deliveries(&DeliveryBatch {
+                destination_id: destination.id,
+                lease_token: self.token.clone(),
+                cursor: through,
+                deliveries,
+                at: Utc::now(),
+            })
+            .await?;
+        local.horizon.advance(through);
+        Ok(ids.len() < usize::try_from(batch).unwrap_or(usize::MAX))
+    }
+
+    /// Sends the due deliveries in order; stops at the first that must wait (the receiver
+    /// is down or asked for a pause: the rest would fail the same way). True when every
+    /// due delivery was sent or recorded.
+    async fn send_due(
+        &self,
+        destination: &NotificationDestinationRecord,
+        local: &mut Local,
+    ) -> StoreResult<bool> {
+        let batch = self.settings.batch.max(1);
+        let due = self
+            .store
+            .due_notification_deliveries(destination.id, Utc::now(), batch)
+            .await?;
+        if due.is_empty() {
+            return Ok(true);
+        }
+        let prepared = prepare(&self.runtime, &self.store, destination).await;
+        let schedule = schedule(&self.settings);
+        let spacing = destination
+            .rate_limit_per_minute
+            .filter(|limit| *limit > 0)
+            .map(|limit| Duration::from_secs(60) / u32::try_from(limit).unwrap_or(u32::MAX));
+        for delivery in &due {
+            if *self.shutdown.borrow() {
+                return Ok(false);
+            }
+            if let Some(spacing) = spacing {
+                let wait = local.next_send.saturating_duration_since(Instant::now());
+                if !wait.is_zero() {
+                    let mut shutdown = self.shutdown.clone();
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = shutdown.changed() => return Ok(false),
+                    }
+                }
+                local.next_send = Instant::now() + spacing;
+            }
+            let attempt = match &prepared {
+                Ok(prepared) => match serde_json::from_value::<Event>(delivery.event.clone()) {
+                    Ok(event) => prepared.send(&self.transport, &event).await,
+                    Err(error) => Attempt::Refused {
+                        reason: format!("the stored event cannot be read: {error}"),
+                    },
+                },
+                Err(problem) => Attempt::TryAgain {
+                    reason: problem.clone(),
+                    retry_after: None,
+                },
+            };
+            let mask = |text: String| match &prepared {
+                Ok(prepared) => prepared.secrets.mask(text),
+                Err(_) => text,
+            };
+            let (result, pause) = judge(attempt, delivery, &schedule, Utc::now(), mask);
+            let must_wait = !matches!(result, AttemptResult::Delivered { .. });
+            self.store
+                .record_notification_attempt(&DeliveryAttempt {
+                    delivery_id: delivery.id,
+                    result,
+                    pause_destination_until: pause,
+                    at: Utc::now(),
+                })
+                .await?;
+            if must_wait && pause.is_some() {
+                return Ok(false);
+            }
+            if must_wait && prepared.is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(due.len() < usize::try_from(batch).unwrap_or(usize::MAX))
+    }
+}
+
+/// What an attempt comes to in the delivery log: its result, and a pause the destination
+/// asked for. Reasons go through `mask` (secret values out).
+fn judge(
+    attempt: Attempt,
+    delivery: &DeliveryRecord,
+    schedule: &Schedule,
+    now: Timestamp,
+    mask: impl Fn(String) -> String,
+) -> (AttemptResult, Option<Timestamp>) {
+    let attempts = u32::try_from(delivery.attempts + 1).unwrap_or(u32::MAX);
+    match attempt {
+        Attempt::Delivered { detail } => (AttemptResult::Delivered { detail }, None),
+        Attempt::Refused { reason } => (
+            AttemptResult::Dead {
+                error: format!("refused: {}", mask(reason)),
+            },
+            None,
+        ),
+        Attempt::TryAgain {
+            reason,
+            retry_after,
+        } => {
+            let reason = mask(reason);
+            let pause = retry_after.map(|asked| {
+                now + chrono::Duration::from_std(asked.min(schedule.max_delay))
+                    .unwrap_or_else(|_| chrono::Duration::hours(1))
+            });
+            let result = match schedule.after_failure(attempts, retry_after, rand::random::<f64>())
+            {
+                Next::RetryAfter(wait) => AttemptResult::Retry {
+                    error: reason,
+                    retry_at: now
+                        + chrono::Duration::from_std(wait)
+                            .unwrap_or_else(|_| chrono::Duration::hours(1)),
+                },
+                Next::DeadLetter => AttemptResult::Dead {
+                    error: format!("gave up after {attempts} attempts; the last: {reason}"),
+                },
+            };
+            (result, pause)
+        }
+    }
+}
+
+fn rule_of(destination: &NotificationDestinationRecord) -> Option<Rule> {
+    match serde_json::from_value::<Rule>(destination.rule.clone()) {
+        Ok(rule) => Some(rule),
+        Err(error) => {
+            tracing::error!(%error, destination = %destination.name, "a destination's stored rule cannot be read; it is told nothing");
+            None
+        }
+    }
+}
+
+/// A destination ready to send to: its settings read, its secrets opened.
+struct Prepared {
+    settings: DestinationSettings,
+    template: Option<Template>,
+    secrets: RunSecrets,
+}
+
+/// Reads the destination's settings and opens its secrets, or says why it cannot (never
+/// with a secret's value).
+async fn prepare(
+    runtime: &Runtime,
+    store: &Arc<dyn Store>,
+    destination: &NotificationDestinationRecord,
+) -> Result<Prepared, String> {
+    let kind = Kind::parse(&destination.kind).ok_or_else(|| {
+        format!(
+            "the destination's kind '{}' is not one this Sleuth knows",
+            destination.kind
+        )
+    })?;
+    let settings = DestinationSettings::check(kind, &destination.settings)
+        .map_err(|error| format!("the destination's settings are unusable: {error}"))?;
+    let template = destination
+        .template
+        .as_deref()
+        .map(Template::parse)
+        .transpose()
+        .map_err(|error| format!("the destination's template is unusable: {error}"))?;
+    let names: Vec<String> = settings
+        .secret_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let stored = script_secrets::stored(store, &names)
+        .await
+        .map_err(|error| format!("could not read the secret store: {error}"))?;
+    let secrets = script_secrets::open_named(runtime.keyring(), &stored, &names)
+        .map_err(|error| error.to_string())?;
+    Ok(Prepared {
+        settings,
+        template,
+        secrets,
+    })
+}
+
+impl Prepared {
+    fn secret(&self, name: &str) -> String {
+        self.secrets.values().remove(name).unwrap_or_default()
+    }
+
+    /// Renders `event` for the destination and sends it.
+    async fn send(&self, transport: &Transport, event: &Event) -> Attempt {
+        let template = self.template.as_ref();
+        match &self.settings {
+            DestinationSettings::Webhook {
+                url_secret,
+                signing_secret,
+            } => {
+                let key = self.secret(signing_secret);
+                let message = webhook::render(event, key.as_bytes(), Utc::now().timestamp());
+                transport.post(&self.secret(url_secret), &message).await
+            }
+            DestinationSettings::Slack { url_secret } => {
+                let message = slack::render(event, template);
+                transport.post(&self.secret(url_secret), &message).await
+            }
+            DestinationSettings::Teams { url_secret } => {
+                let message = teams::render(event, template);
+                transport.post(&self.secret(url_secret), &message).await
+            }
+            DestinationSettings::PagerDuty {
+                routing_key_secret,
+                events_url,
+            } => {
+                let message = pagerduty::render(event, &self.secret(routing_key_secret), template);
+                transport.post(events_url, &message).await
+            }
+            DestinationSettings::Syslog {
+                address,
+                protocol,
+                facility,
+                hostname,
+            } => {
+                let facility = syslog::Facility::new(*facility).unwrap_or(syslog::Facility::LOCAL4);
+                let line = syslog::render(event, facility, hostname);
+                let protocol = match protocol {
+                    SyslogProtocol::Tcp => notify_transport::SyslogProtocol::Tcp,
+                    SyslogProtocol::Udp => notify_transport::SyslogProtocol::Udp,
+                };
+                transport.syslog(address, protocol, &line).await
+            }
+        }
+    }
+}
+
+/// Sends a test event to `destination` now, outside the delivery log, and answers what
+/// came of it (the reason never holds a secret).
+pub async fn send_test(
+    runtime: &Runtime,
+    store: &Arc<dyn Store>,
+    destination: &NotificationDestinationRecord,
+) -> Attempt {
+    let prepared = match prepare(runtime, store, destination).await {
+        Ok(prepared) => prepared,
+        Err(reason) => return Attempt::Refused { reason },
+    };
+    let transport = match Transport::new() {
+        Ok(transport) => transport,
+        Err(reason) => return Attempt::Refused { reason },
+    };
+    let event = Event {
+        id: Uuid::new_v4(),
+        occurred_at: Utc::now(),
+        tenant: None,
+        tenant_unions: Vec::new(),
+        kind: EventKind::SystemEvent(SystemNotice {
+            name: "notification_test".into(),
+            message: format!(
+                "A test from Sleuth to the destination '{}': it works.",
+                destination.name
+            ),
+        }),
+    };
+    match prepared.send(&transport, &event).await {
+        Attempt::Delivered { detail } => Attempt::Delivered { detail },
+        Attempt::TryAgain {
+            reason,
+            retry_after,
+        } => Attempt::TryAgain {
+            reason: prepared.secrets.mask(reason),
+            retry_after,
+        },
+        Attempt::Refused { reason } => Attempt::Refused {
+            reason: prepared.secrets.mask(reason),
+        },
+    }
+}
+
+/// A system event as destinations are told of it, with what its rule is matched on.
+struct Told {
+    event: Event,
+    /// For a close: the conclusion it closes, which the rule's conclusion filters judge
+    /// (a destination is told of the close of what it was told of).
+    closes: Option<Event>,
+}
+
+impl Told {
+    fn wanted_by(&self, rule: &Rule) -> bool {
+        if !rule.matches(&self.event) {
+            return false;
+        }
+        let Some(concluded) = &self.closes else {
+            return true;
+        };
+        let conclusion_rule = Rule {
+            events: vec![EventName::InvestigationConcluded],
+            ..rule.clone()
+        };
+        conclusion_rule.matches(concluded)
+    }
+}
+
+/// The idempotency id of the event told for system event `system_event_id`.
+pub fn event_id(system_event_id: i64) -> Uuid {
+    Uuid::new_v5(
+        &EVENT_NAMESPACE,
+        format!("system-event:{system_event_id}").as_bytes(),
+    )
+}
+
+/// What destinations are told of a system event, if anything: a conclusion
+/// (`investigation_completed`; the narrower completion triggers fire with it and are not
+/// told again), a close (feedback that marks it a false alert, a completed review), or a
+/// system notice (an investigation stopped, keys and users made or revoked).
+async fn told_event(
+    store: &dyn Store,
+    record: &SystemEventRecord,
+    base_url: &str,
+) -> StoreResult<Option<Told>> {
+    let name = record.trigger_name.as_str();
+    let closing_reason = match name {
+        triggers::FEEDBACK_APPLIED
+            if record.trigger_args.get("outcome").and_then(Value::as_str)
+                == Some(Outcome::FalseAlert.as_str()) =>
+        {
+            Some("marked a false alert by an analyst")
+        }
+        triggers::REVIEW_COMPLETED => Some("review completed by an analyst"),
+        _ => None,
+    };
+    if name == triggers::INVESTIGATION_COMPLETED || closing_reason.is_some() {
+        let Some(investigation_id) = record.investigation_id else {
+            return Ok(None);
+        };
+        let Some(concluded) = concluded_event(store, record, investigation_id, base_url).await?
+        else {
+            return Ok(None);
+        };
+        let Some(reason) = closing_reason else {
+            return Ok(Some(Told {
+                event: concluded,
+                closes: None,
+            }));
+        };
+        let EventKind::InvestigationConcluded(conclusion) = &concluded.kind else {
+            return Ok(None);
+        };
+        let closed = Event {
+            id: event_id(record.id),
+            occurred_at: record.created_at,
+            tenant: concluded.tenant.clone(),
+            tenant_unions: concluded.tenant_unions.clone(),
+            kind: EventKind::InvestigationClosed(Closed {
+                investigation_id: conclusion.investigation_id,
+                title: conclusion.title.clone(),
+                reason: reason.into(),
+                link: conclusion.link.clone(),
+            }),
+        };
+        return Ok(Some(Told {
+            event: closed,
+            closes: Some(concluded),
+        }));
+    }
+    let message = match name {
+        triggers::INVESTIGATION_STOPPED => {
+            let investigation = record.investigation_id.unwrap_or_default();
+            match record.trigger_args.get("error_msg").and_then(Value::as_str) {
+                Some(error) => format!("investigation {investigation} stopped: {error}"),
+                None => format!("investigation {investigation} stopped"),
+            }
+        }
+        triggers::API_KEY_CREATED | triggers::API_KEY_REVOKED | triggers::USER_CREATED => {
+            let args = &record.trigger_args;
+            let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+            match name {
+                triggers::USER_CREATED => {
+                    format!("user {} made with role {}", text("email"), text("role"))
+                }
+                triggers::API_KEY_CREATED => format!(
+                    "API key '{}' ({}) made for {}",
+                    text("name"),
+                    text("prefix"),
+                    text("user_email")
+                ),
+                _ => format!("API key '{}' ({}) revoked", text("name"), text("prefix")),
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Told {
+        event: Event {
+            id: event_id(record.id),
+            occurred_at: record.created_at,
+            tenant: None,
+            tenant_unions: Vec::new(),
+            kind: EventKind::SystemEvent(SystemNotice {
+                name: name.to_string(),
+                message,
+            }),
+        },
+        closes: None,
+    }))
+}
+
+/// The conclusion of a stored investigation as destinations are told of it; `None` when it
+/// is gone (retention) or has no conclusion.
+async fn concluded_event(
+    store: &dyn Store,
+    record: &SystemEventRecord,
+    investigation_id: i64,
+    base_url: &str,
+) -> StoreResult<Option<Event>> {
+    let investigation = match store.get_investigation(investigation_id).await {
+        Ok(investigation) => investigation,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let (Some(result), Some(outcome), Some(priority)) = (
+        investigation.result.as_ref(),
+        investigation.outcome,
+        investigation.priority,
+    ) else {
+        return Ok(None);
+    };
+    let alert = &investigation.alert.parsed;
+    Ok(Some(Event {
+        id: event_id(record.id),
+        occurred_at: record.created_at,
+        tenant: alert.tenant_id.clone(),
+        tenant_unions: vec![investigation.alert.tenant_union.display_name.clone()],
+        kind: EventKind::InvestigationConcluded(Concluded {
+            investigation_id: investigation_uuid(investigation_id),
+            title: alert.title.clone(),
+            outcome,
+            priority,
+            source: alert.direct_source_label.clone(),
+            conclusion: result.conclusion.clone(),
+            mitre_tactic: result.mitre_tactic.clone(),
+            insight_tags: result.insight_tags.keys().cloned().collect(),
+            entities: alert
+                .entities
+                .iter()
+                .take(ENTITIES_SHOWN)
+                .map(|entity| format!("{} {}", entity.kind.as_str(), entity.value))
+                .collect(),
+            link: crate::dto::investigation::investigation_url(base_url, investigation_id),
+        }),
+    }))
+}
+
+/// Investigations are numbered; the notification shapes carry a uuid. It is derived from
+/// the number, so a close and its conclusion name the same investigation (PagerDuty's
+/// dedup key).
+fn investigation_uuid(investigation_id: i64) -> Uuid {
+    Uuid::new_v5(
+        &EVENT_NAMESPACE,
+        format!("investigation:{investigation_id}").as_bytes(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delivery(attempts: i64) -> DeliveryRecord {
+        DeliveryRecord {
+            id: 1,
+            destination_id: 1,
+            system_event_id: Some(1),
+            event_id: event_id(1).to_string(),
+            event: Value::Null,
+            state: sleuth_store::DeliveryState::Pending,
+            attempts,
+            next_attempt_at: Utc::now(),
+            last_error: None,
+            delivered_detail: None,
+            delivered_at: None,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        }
+    }
+
+    fn schedule() -> Schedule {
+        Schedule {
+            first_delay: Duration::from_secs(5),
+            max_delay: Duration::from_secs(3600),
+            max_attempts: 3,
+        }
+    }
+
+    #[test]
+    fn a_failure_is_retried_until_the_schedule_ends_then_dead_lettered_with_its_reason() {
+        let now = Utc::now();
+        let failed = || Attempt::TryAgain {
+            reason: "HTTP 503: down".into(),
+            retry_after: None,
+        };
+        let (first, pause) = judge(failed(), &delivery(0), &schedule(), now, |text| text);
+        assert!(pause.is_none());
+        let AttemptResult::Retry { retry_at, error } = first else {
+            panic!("{first:?}");
+        };
+        assert_eq!(error, "HTTP 503: down");
+        assert!(retry_at >= now + chrono::Duration::milliseconds(2500));
+        let (last, _) = judge(failed(), &delivery(2), &schedule(), now, |text| text);
+        assert_eq!(
+            last,
+            AttemptResult::Dead {
+                error: "gave up after 3 attempts; the last: HTTP 503: down".into()
+            }
+        );
+    }
+
+    #[test]
+    fn retry_after_pauses_the_destination_and_a_refusal_is_final() {
+        let now = Utc::now();
+        let (result, pause) = judge(
+            Attempt::TryAgain {
+                reason: "HTTP 429: slow down".into(),
+                retry_after: Some(Duration::from_secs(30)),
+            },
+            &delivery(0),
+            &schedule(),
+            now,
+            |text| text,
+        );
+        assert_eq!(pause, Some(now + chrono::Duration::seconds(30)));
+        assert!(
+            matches!(result, AttemptResult::Retry { retry_at, .. } if retry_at >= now + chrono::Duration::seconds(30))
+        );
+        let (refused, _) = judge(
+            Attempt::Refused {
+                reason: "HTTP 404: token sk-secret-value unknown".into(),
+            },
+            &delivery(0),
+            &schedule(),
+            now,
+            |text| text.replace("sk-secret-value", "***"),
+        );
+        assert_eq!(
+            refused,
+            AttemptResult::Dead {
+                error: "refused: HTTP 404: token *** unknown".into()
+            }
+        );
+    }
+
+    #[test]
+    fn an_event_id_is_stable_per_system_event() {
+        assert_eq!(event_id(42), event_id(42));
+        assert_ne!(event_id(42), event_id(43));
+        assert_ne!(investigation_uuid(42), event_id(42));
+    }
+}
