@@ -66,6 +66,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(routes::push::router())
         .merge(routes::connectors::router())
         .merge(routes::data_sources::router())
+        .merge(routes::notifications::router())
 }
 
 /// The OpenAPI document Sleuth serves.

@@ -10,6 +10,7 @@ pub mod connector;
 pub mod context_memory;
 pub mod data_source;
 pub mod note;
+pub mod notification;
 pub mod push_source;
 pub mod response_action;
 pub mod revision;

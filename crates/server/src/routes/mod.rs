@@ -12,6 +12,7 @@ pub mod feedback;
 pub mod health;
 pub mod investigations;
 pub mod notes;
+pub mod notifications;
 pub mod push;
 pub mod push_sources;
 pub mod response_actions;

@@ -34,6 +34,7 @@ pub const DOCS_PATH: &str = "/app/api/v1/schema/docs";
         (name = "users", description = "Users and API keys (admin)"),
         (name = "custom-strategies", description = "Custom strategies: outcome and priority rules and instructions on top of the engine, versioned, with backtesting (admin)"),
         (name = "connectors", description = "Pull connectors: vendor alert APIs polled on an interval (admin)"),
+        (name = "notifications", description = "Notification destinations (webhook, Slack, Teams, PagerDuty, syslog), their rules and delivery logs (admin)"),
     )
 )]
 pub struct ApiDoc;

@@ -16,6 +16,7 @@ mod fuzz;
 mod hardening;
 mod ingest;
 mod investigations;
+mod notifications;
 mod overload;
 mod push;
 mod response_actions;
