@@ -14,6 +14,7 @@ mod data_source;
 mod eval;
 mod investigate;
 mod migrate;
+mod notification;
 mod open;
 mod push_source;
 mod sandbox;
@@ -87,6 +88,12 @@ enum Command {
     Connector {
         #[command(subcommand)]
         command: connector::ConnectorCommand,
+    },
+    /// Manage notification destinations: webhooks, Slack, Teams, PagerDuty, syslog
+    /// (docs/notifications.md).
+    Notification {
+        #[command(subcommand)]
+        command: notification::NotificationCommand,
     },
     /// Manage data sources: the team's systems investigations ask (docs/data-sources.md).
     DataSource {
@@ -239,6 +246,7 @@ fn main() -> ExitCode {
             Command::PushSource { command } => push_source::run(&settings, command).await,
             Command::Connector { command } => connector::run(&settings, command).await,
             Command::DataSource { command } => data_source::run(&settings, command).await,
+            Command::Notification { command } => notification::run(&settings, command).await,
             Command::Investigate {
                 file,
                 schema_key,
