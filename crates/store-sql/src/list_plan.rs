@@ -337,12 +337,14 @@ pub(crate) fn plan_branches(
     let ranged = Filters::of(query).time_ranges() && !tags_in_range;
     let unseekable_range = ranged && !sort_seeks_into_range(query);
     let weighed = needs_state_sizes(query);
+    // The filter's own index walks in the sort order: the planner, left free, takes it.
+    let own_index = filter_index_is_sort_order(query);
     matches
         .iter()
         .map(|(state, matching)| {
             let in_state = KeptSizes::of(&kept.in_state, *state);
             let matching = u128::from(*matching);
-            let access = if !weighed {
+            let access = if own_index || !weighed {
                 Access::Any
             } else if unseekable_range {
                 // The worst walk passes every investigation outside the range first.
@@ -385,6 +387,39 @@ pub(crate) fn plan_branches(
             }
         })
         .collect()
+}
+
+/// Whether the query's one filter is a single type, source or tenant id and the order is
+/// the alert-creation one: that filter's own index, `(column, status, alert_create_time,
+/// id)`, is then the sort order of its matches, and the planner, left free, walks it and
+/// stops after the page. Walking the state's index instead assumes the matches spread
+/// evenly in time; a source whose alerts carry their own, older times (or that stopped
+/// sending a month ago) is met only after everything newer: 1.1 s on SQLite at 909,039
+/// stored, against 0.1 ms in the source's index.
+fn filter_index_is_sort_order(query: &InvestigationQuery) -> bool {
+    let Filters {
+        counted,
+        types,
+        sources,
+        tenant,
+        alert_create,
+        other_ranges,
+        tags,
+        search,
+    } = Filters::of(query);
+    let single_tenant_id = query.tenant_id.is_some()
+        && query.alert_tenants.is_empty()
+        && query.tenant_integration_key.is_none()
+        && query.scope.is_all();
+    let one_indexed_value = match (types, sources, tenant) {
+        (true, false, false) => query.alert_types.len() == 1,
+        (false, true, false) => query.direct_source_labels.len() == 1,
+        (false, false, true) => single_tenant_id,
+        _ => false,
+    };
+    query.sort == SortKey::AlertCreate
+        && one_indexed_value
+        && !(counted || alert_create || other_ranges || tags || search)
 }
 
 /// Whether the sort order's index seeks into the query's time range: its first sort column
@@ -444,10 +479,42 @@ mod tests {
             ),
             (
                 "a rare type reads its matches; a common one walks",
-                one_type(),
+                InvestigationQuery {
+                    sort: SortKey::InvestigationCreate,
+                    ..one_type()
+                },
                 vec![(Success, 10), (Error, 900)],
                 0,
                 vec![Access::Matches, Access::SortOrder],
+            ),
+            (
+                "one type in the alert-creation order walks the type's own index",
+                one_type(),
+                vec![(Success, 10), (Error, 900)],
+                0,
+                vec![Access::Any, Access::Any],
+            ),
+            (
+                "two types do not: their index is in order per type",
+                InvestigationQuery {
+                    alert_types: vec!["a".into(), "b".into()],
+                    ..one_type()
+                },
+                vec![(Success, 10), (Error, 900)],
+                0,
+                vec![Access::Matches, Access::SortOrder],
+            ),
+            (
+                "one source and a priority do not: the index does not hold the priority",
+                InvestigationQuery {
+                    direct_source_labels: vec!["s".into()],
+                    priorities: vec![None],
+                    states: vec![Success],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 10)],
+                0,
+                vec![Access::Matches],
             ),
             (
                 "a range the sort order seeks into keeps the planner's choice",
