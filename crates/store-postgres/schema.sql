@@ -2,7 +2,8 @@
 -- (never by hand): `SLEUTH_WRITE_SCHEMA=1 cargo test --test schema` rewrites it. Read it
 -- to know the database; the migrations say how it came to be.
 
-CREATE TABLE alert_entities (
+CREATE TABLE alert_entities_by_union (
+  tenant_union_id bigint NOT NULL,
   kind text NOT NULL,
   value text NOT NULL,
   alert_id bigint NOT NULL
@@ -560,9 +561,7 @@ CREATE TABLE users (
 
 -- constraints
 
-ALTER TABLE alert_entities ADD CONSTRAINT alert_entities_alert_id_fkey FOREIGN KEY (alert_id) REFERENCES alerts(id);
-
-ALTER TABLE alert_entities ADD CONSTRAINT alert_entities_pkey PRIMARY KEY (kind, value, alert_id);
+ALTER TABLE alert_entities_by_union ADD CONSTRAINT alert_entities_by_union_pkey PRIMARY KEY (tenant_union_id, kind, value, alert_id);
 
 ALTER TABLE alert_revisions ADD CONSTRAINT alert_revisions_identity_revision_key UNIQUE (identity, revision);
 

@@ -2,20 +2,20 @@
 -- (never by hand): `SLEUTH_WRITE_SCHEMA=1 cargo test --test schema` rewrites it. Read it
 -- to know the database; the migrations say how it came to be.
 
-CREATE VIRTUAL TABLE alert_entity_index USING fts5(
+CREATE VIRTUAL TABLE alert_entities_by_union USING fts5(
     tokens,
     content = '',
     contentless_delete = 1,
     detail = none
 );
 
-CREATE TABLE 'alert_entity_index_config'(k PRIMARY KEY, v) WITHOUT ROWID;
+CREATE TABLE 'alert_entities_by_union_config'(k PRIMARY KEY, v) WITHOUT ROWID;
 
-CREATE TABLE 'alert_entity_index_data'(id INTEGER PRIMARY KEY, block BLOB);
+CREATE TABLE 'alert_entities_by_union_data'(id INTEGER PRIMARY KEY, block BLOB);
 
-CREATE TABLE 'alert_entity_index_docsize'(id INTEGER PRIMARY KEY, sz BLOB, origin INTEGER);
+CREATE TABLE 'alert_entities_by_union_docsize'(id INTEGER PRIMARY KEY, sz BLOB, origin INTEGER);
 
-CREATE TABLE 'alert_entity_index_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+CREATE TABLE 'alert_entities_by_union_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
 
 CREATE TABLE alert_revisions (
     id INTEGER PRIMARY KEY,

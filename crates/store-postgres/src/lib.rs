@@ -170,6 +170,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "notifications",
         sql: include_str!("../migrations/0031_notifications.sql"),
     },
+    Migration {
+        version: 32,
+        name: "entity_index_by_union",
+        sql: include_str!("../migrations/0032_entity_index_by_union.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

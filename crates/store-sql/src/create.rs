@@ -235,7 +235,12 @@ async fn insert_alert(
         other => other,
     })?;
     let mut entities = crate::builder::Statements::new(dialect);
-    crate::entity_index::write(&mut entities, dialect, &[(alert_id, &parsed.entities[..])])?;
+    let indexed = crate::entity_index::IndexedAlert {
+        alert_id,
+        tenant_union_id: alert.tenant_union_id,
+        entities: &parsed.entities,
+    };
+    crate::entity_index::write(&mut entities, dialect, &[indexed])?;
     entities.run(connection).await?;
     Ok(alert_id)
 }

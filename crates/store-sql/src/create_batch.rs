@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use sleuth_domain::{Entity, InvestigationStatus};
+use sleuth_domain::InvestigationStatus;
 use sleuth_store::{Created, StoreResult};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
@@ -26,6 +26,7 @@ use sqlx::any::AnyRow;
 use crate::audit::ChainHead;
 use crate::builder::{SqlBuilder, Statements};
 use crate::create_request::CreateRequest;
+use crate::entity_index::IndexedAlert;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
@@ -130,13 +131,15 @@ pub(crate) async fn write(
         }
     }
     let mut writes = Statements::new(dialect);
-    let new_alert_entities: Vec<(i64, &[Entity])> = new_alerts
+    let new_alert_entities: Vec<IndexedAlert<'_>> = new_alerts
         .iter()
         .map(|&index| {
-            Ok((
-                id_of(&alert_ids, index)?,
-                &batch[index].alert.parsed.entities[..],
-            ))
+            let alert = &batch[index].alert;
+            Ok(IndexedAlert {
+                alert_id: id_of(&alert_ids, index)?,
+                tenant_union_id: alert.tenant_union_id,
+                entities: &alert.parsed.entities,
+            })
         })
         .collect::<StoreResult<_>>()?;
     crate::entity_index::write(&mut writes, dialect, &new_alert_entities)?;

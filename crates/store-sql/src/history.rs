@@ -13,24 +13,19 @@ use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
 use crate::builder::SqlBuilder;
-use crate::entity_index::EntityWindow;
 use crate::rows::{self, micros};
 use crate::{DbResultExt, Dialect};
 
-/// At most this many entities of the new alert are looked up; of each, the newest 200
-/// alerts naming it (of any tenant union) are read and the newest 50 of the alert's own
-/// union among them kept (`EntityWindow`): a domain controller named in every alert must
-/// not make history unbounded, nor a resolver that every other union names make this
-/// union's lookup read them all. An entity named by more than 200 newer alerts is
-/// everywhere, and says little about a common story (the engine weighs the ones the
-/// operator's context names as such at nothing); its older alerts are not related.
+/// At most this many entities of the new alert are looked up; of each, the newest 50
+/// other alerts of the alert's own tenant union naming it (`ALERTS_PER_ENTITY`): a domain
+/// controller named in every alert must not make history unbounded. Of all those alerts,
+/// as many as the history's limit are read with their investigations, each entity's
+/// newest first (`sharing_investigations`): reading a thousand to keep fifty cost far more
+/// than it told (every candidate was a lookup of its investigation and a row handed over).
 /// The limits are written into the SQL, not bound: SQLite plans a LIMIT as a constant and
 /// prepares a statement again each time a bound LIMIT is bound.
 const ENTITIES_LOOKED_UP: usize = 24;
-const ALERTS_PER_ENTITY: EntityWindow = EntityWindow {
-    read: 200,
-    kept: 50,
-};
+const ALERTS_PER_ENTITY: i64 = 50;
 const SAME_DETECTION_VERDICTS: i64 = 20;
 
 pub(crate) async fn history(
@@ -45,11 +40,10 @@ pub(crate) async fn history(
     let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
     let mut candidates: Vec<AnyRow> = Vec::new();
     if !entities.is_empty() {
-        for row in
-            sharing_investigations(dialect, &entities, query.alert_id, query.tenant_union_id)?
-                .fetch_all(&mut *connection)
-                .await
-                .db()?
+        for row in sharing_investigations(dialect, &entities, query)?
+            .fetch_all(&mut *connection)
+            .await
+            .db()?
         {
             let bits = rows::int(&row, "entity_bits")?;
             // Sorted and without repeats, as the engine has always been shown them.
@@ -136,21 +130,26 @@ pub(crate) async fn history(
 }
 
 /// One statement (one round trip, not one per entity) for the latest investigation of
-/// each of the latest other alerts of the tenant union naming each entity
-/// (`ALERTS_PER_ENTITY`), newest first.
+/// the alerts of the tenant union that share entities with this one, newest first.
+///
+/// Which alerts: of each entity, the newest `ALERTS_PER_ENTITY` other alerts of the union
+/// naming it; of those, `query.limit` in all, taken by each alert's best place in an
+/// entity's list (every entity's newest alert, then every entity's second newest, ...).
+/// An entity everywhere (a proxy, a resolver, a jump host) fills its own list, never the
+/// others': the one earlier alert on the same user still comes with the fifty newest on
+/// the proxy. An alert is reported with the entities whose lists it is in.
+///
 /// Each row also says which entities its alert shares, as a bitmask of their indexes
 /// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
 /// per alert and entity, since every row is a hand-over between threads and allocations.
-/// Its text depends only on how many entities there are, so it stays prepared. At least
-/// one entity. Only investigations of the alert's own tenant union: another customer's
-/// alerts, verdicts and analysts' notes never reach this one's investigation, nor take
-/// places of the window (the union is filtered inside each entity's subquery, before its
-/// limit; the outer filter also holds for the investigation itself).
+/// Its text depends only on how many entities there are and the limit, so it stays
+/// prepared. At least one entity. Only investigations of the alert's own tenant union:
+/// another customer's alerts, verdicts and analysts' notes never reach this one's
+/// investigation, nor take places of the window (the index is keyed by union).
 fn sharing_investigations(
     dialect: Dialect,
     entities: &[&Entity],
-    alert_id: i64,
-    tenant_union_id: i64,
+    query: &HistoryQuery,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
     let mut sql = SqlBuilder::many(dialect, "WITH sharing (entity, alert_id) AS (");
     for (index, entity) in entities.iter().enumerate() {
@@ -162,21 +161,24 @@ fn sharing_investigations(
             dialect,
             index,
             entity,
-            alert_id,
-            tenant_union_id,
+            query.alert_id,
+            query.tenant_union_id,
             ALERTS_PER_ENTITY,
         )?;
     }
     // Each (alert, entity index) pair comes once (an alert's entities are written once
     // each: `entity_index::write`), so the sum of the powers of two is the set of indexes.
+    let limit = query.limit;
     sql.push(&format!(
-        "), shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits FROM sharing \
-         GROUP BY alert_id) \
+        "), placed AS (SELECT entity, alert_id, \
+         ROW_NUMBER() OVER (PARTITION BY entity ORDER BY alert_id DESC) AS place FROM sharing), \
+         shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits, MIN(place) AS best_place \
+         FROM placed GROUP BY alert_id ORDER BY best_place, alert_id DESC LIMIT {limit}) \
          SELECT {PAST_COLUMNS}, shared.entity_bits FROM shared JOIN investigations i \
          ON i.id = (SELECT MAX(id) FROM investigations WHERE alert_id = shared.alert_id) \
          WHERE i.tenant_union_id = "
     ));
-    sql.bind(tenant_union_id)?;
+    sql.bind(query.tenant_union_id)?;
     sql.push(" ORDER BY i.id DESC");
     Ok(sql.build().persistent(true))
 }

@@ -19,7 +19,8 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool, Row};
 
 use crate::builder::SqlBuilder;
-use crate::{DbResultExt, Dialect, entity_index, rows};
+use crate::entity_index::{self, RemovedAlert};
+use crate::{DbResultExt, Dialect, rows};
 
 /// Investigations deleted per transaction.
 const BATCH: i64 = 200;
@@ -118,7 +119,8 @@ async fn purge_batch(
     .await?;
 
     // The alerts left without an investigation go too.
-    let mut orphans = SqlBuilder::new("SELECT id, identity, parsed FROM alerts WHERE id IN ");
+    let mut orphans =
+        SqlBuilder::new("SELECT id, identity, tenant_union_id, parsed FROM alerts WHERE id IN ");
     orphans.bind_padded_list(&alerts)?;
     orphans.push(
         " AND NOT EXISTS (SELECT 1 FROM investigations WHERE investigations.alert_id = alerts.id)",
@@ -141,9 +143,13 @@ async fn purge_batch(
             .filter(|orphan| !orphan.identity.contains('#'))
             .map(|orphan| orphan.identity.clone())
             .collect();
-        let indexed: Vec<(i64, Vec<Entity>)> = orphans
+        let indexed: Vec<RemovedAlert> = orphans
             .into_iter()
-            .map(|orphan| (orphan.id, orphan.entities))
+            .map(|orphan| RemovedAlert {
+                alert_id: orphan.id,
+                tenant_union_id: orphan.tenant_union_id,
+                entities: orphan.entities,
+            })
             .collect();
         entity_index::remove(connection, dialect, &indexed).await?;
         // The burst guard's positions (migration source_positions); the alerts are far
@@ -178,6 +184,7 @@ async fn purge_batch(
 struct Orphan {
     id: i64,
     identity: String,
+    tenant_union_id: i64,
     /// The entities its index entries were written with.
     entities: Vec<Entity>,
 }
@@ -191,6 +198,7 @@ impl Orphan {
         Ok(Orphan {
             id: row.try_get("id").db()?,
             identity: row.try_get("identity").db()?,
+            tenant_union_id: row.try_get("tenant_union_id").db()?,
             entities: parsed.entities,
         })
     }

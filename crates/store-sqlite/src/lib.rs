@@ -169,6 +169,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "notifications",
         sql: include_str!("../migrations/0031_notifications.sql"),
     },
+    Migration {
+        version: 32,
+        name: "entity_index_by_union",
+        sql: include_str!("../migrations/0032_entity_index_by_union.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

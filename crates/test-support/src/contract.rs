@@ -2872,10 +2872,11 @@ pub async fn history_of_a_union_is_not_crowded_out_by_another(store: Arc<dyn Sto
     );
 }
 
-/// An entity named by more alerts than history reads per entity (200, of every union) is
-/// everywhere: history reads only its newest alerts, so an older alert of the same union
-/// that shares nothing else is not related, while one that also shares a telling entity
-/// still is, through that entity alone.
+/// History reads a bounded list of each entity's newest alerts of the union (50), and
+/// takes every entity's newest before any entity's older ones: an entity everywhere (here
+/// a resolver, named by 60 alerts of the union and 200 of another) neither makes history
+/// unbounded nor crowds out the one earlier alert on the same user, and the other union's
+/// alerts never take places.
 pub async fn history_reads_a_bounded_window_of_an_entity_everywhere(store: Arc<dyn Store>) {
     let (acme, globex) = acme_and_globex(&store).await;
     let alert = |title: &str, minute: i64, union: i64, entities: &[(EntityKind, &str)]| {
@@ -2892,10 +2893,17 @@ pub async fn history_reads_a_bounded_window_of_an_entity_everywhere(store: Arc<d
         .await
         .unwrap()
         .investigation_id();
-    store
-        .create_investigation(alert("Acme resolver", 0, acme, &[resolver]), false)
-        .await
-        .unwrap();
+    let mut acme_resolver = Vec::new();
+    for n in 0..60 {
+        let created = store
+            .create_investigation(
+                alert(&format!("Acme lookup {n}"), 1, acme, &[resolver]),
+                false,
+            )
+            .await
+            .unwrap();
+        acme_resolver.push(created.investigation_id());
+    }
     let creates = (0..200).map(|n| {
         let store = store.clone();
         let alert = alert(&format!("Globex lookup {n}"), 1, globex, &[resolver]);
@@ -2913,6 +2921,7 @@ pub async fn history_reads_a_bounded_window_of_an_entity_everywhere(store: Arc<d
         .unwrap()
         .investigation_id();
     let query = history_query(&store, new_id).await;
+    assert_eq!(query.limit, 50);
     let related = store.history(&query).await.unwrap().related_alerts;
     let found: Vec<(i64, Vec<String>)> = related
         .iter()
@@ -2925,7 +2934,16 @@ pub async fn history_reads_a_bounded_window_of_an_entity_everywhere(store: Arc<d
             (alert.investigation_id, shared)
         })
         .collect();
-    assert_eq!(found, [(ours, vec!["alice".to_string()])]);
+    // The 49 newest on the resolver, newest first, then the one on alice, which shares the
+    // resolver too but is not among the resolver's 50 newest.
+    let mut expected: Vec<(i64, Vec<String>)> = acme_resolver
+        .iter()
+        .rev()
+        .take(49)
+        .map(|id| (*id, vec!["resolver-1".to_string()]))
+        .collect();
+    expected.push((ours, vec!["alice".to_string()]));
+    assert_eq!(found, expected);
 }
 
 /// What history is asked for an investigation of an EDR alert: of its own tenant union and
