@@ -154,6 +154,34 @@ fn resident_mb(child: &Child) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// CPU time a process has used so far (user and system, all its threads), in seconds:
+/// what a drain costs, whatever else the machine is doing meanwhile. /proc counts it in
+/// USER_HZ ticks, a hundredth of a second on Linux.
+fn cpu_seconds(child: &Child) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    // After the command name (in parentheses, which may hold spaces) come the state,
+    // then ten fields, then utime and stime.
+    let fields: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse().unwrap_or(0.0))
+        .collect();
+    fields.iter().sum::<f64>() / 100.0
+}
+
+/// CPU seconds used so far by Sleuth's processes: the server and the worker processes.
+fn sleuth_cpu_seconds(server: &Server, workers: &[WorkerProcess]) -> f64 {
+    cpu_seconds(&server.child)
+        + workers
+            .iter()
+            .map(|worker| cpu_seconds(&worker.child))
+            .sum::<f64>()
+}
+
 /// A running `sleuth worker` (workers only, no HTTP), killed when dropped.
 struct WorkerProcess {
     child: Child,
@@ -635,9 +663,13 @@ async fn bench(backend: &str, database: &str, file: Option<&std::path::Path>) {
         0
     };
     let (server, workers) = start_with_workers(database, processes).await;
+    let cpu_before = sleuth_cpu_seconds(&server, &workers);
     let rate = drain(&server, &key, alerts).await;
+    let cpu_per_investigation =
+        (sleuth_cpu_seconds(&server, &workers) - cpu_before) * 1000.0 / alerts as f64;
     println!(
-        "drain of {alerts} queued: {rate:.0} investigations/s ({})",
+        "drain of {alerts} queued: {rate:.0} investigations/s, {cpu_per_investigation:.2} ms \
+         of CPU each in Sleuth's processes ({})",
         if workers.is_empty() {
             "the server's workers".to_string()
         } else {
