@@ -267,7 +267,8 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Resul
 }
 
 /// Limits inherited by every process of the run. RLIMIT_NPROC only binds processes that are
-/// not root, which is why the dedicated uid matters for fork bombs.
+/// not root, which is why the dedicated uid matters for fork bombs. The address-space
+/// limit is the script process's alone (`script_process`).
 fn apply_resource_limits(limits: &ResourceLimits) -> Result<(), String> {
     // SIGXCPU at the soft limit lets the parent tell a CPU-time overrun from a crash; the
     // hard limit a second later is SIGKILL for a script that ignores SIGXCPU.
@@ -276,7 +277,6 @@ fn apply_resource_limits(limits: &ResourceLimits) -> Result<(), String> {
         limits.cpu_seconds,
         limits.cpu_seconds.saturating_add(1),
     )?;
-    set_limit(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)?;
     set_limit(
         libc::RLIMIT_FSIZE,
         limits.file_size_bytes,
@@ -738,7 +738,18 @@ fn reap_until(script_pid: libc::pid_t) -> Option<libc::c_int> {
 
 /// The script process: never returns; it becomes the interpreter or reports why not.
 fn script_process(plan: &LaunchPlan, status: &StatusWriter, handoff: Option<ScriptSide>) -> ! {
-    let error = match isolate_and_exec(plan, status, handoff) {
+    // The address-space limit goes on here, first, rather than in the launcher with the
+    // others: the reaper must still start the egress guard's threads, and under the limit
+    // their stacks could not be mapped when the launcher is the `sleuth` binary, whose
+    // allocator reserves its arenas' address space up front (the guard then never started,
+    // and no script allowed the network could run). Everything this process and the
+    // script start inherits it.
+    let limited = set_limit(
+        libc::RLIMIT_AS,
+        plan.limits.memory_bytes,
+        plan.limits.memory_bytes,
+    );
+    let error = match limited.and_then(|()| isolate_and_exec(plan, status, handoff)) {
         Ok(never) => match never {},
         Err(error) => error,
     };
