@@ -801,6 +801,10 @@ CREATE INDEX context_memory_items_by_tenant ON public.context_memory_items USING
 
 CREATE INDEX context_memory_items_by_union ON public.context_memory_items USING btree (tenant_union_id);
 
+CREATE INDEX investigation_facet_counts_by_tenant_id ON public.investigation_facet_counts USING btree (tenant_id, status) WHERE (facet = 'tenant'::text);
+
+CREATE INDEX investigation_facet_counts_by_tenant_label ON public.investigation_facet_counts USING btree (tenant_label, status) WHERE (facet = 'tenant'::text);
+
 CREATE INDEX investigation_facet_counts_by_value ON public.investigation_facet_counts USING btree (facet, status, alert_type, direct_source_label);
 
 CREATE INDEX investigation_hour_counts_by_hour ON public.investigation_hour_counts USING btree (status, hour);
@@ -1027,7 +1031,11 @@ AS $function$
            ('source', changed_status, changed_canceled, changed_priority, NULL,
             changed_source, NULL, NULL, NULL, NULL),
            ('tenant', changed_status, changed_canceled, changed_priority, NULL, NULL,
-            changed_union, changed_tenant_id, changed_tenant_label, changed_integration_key)
+            changed_union, changed_tenant_id, changed_tenant_label, changed_integration_key),
+           ('union', changed_status, changed_canceled, changed_priority, NULL, NULL,
+            changed_union, NULL, NULL, NULL),
+           ('type_source', changed_status, changed_canceled, changed_priority,
+            changed_alert_type, changed_source, NULL, NULL, NULL, NULL)
 $function$
 ;
 

@@ -650,6 +650,12 @@ CREATE INDEX context_memory_items_by_tenant ON context_memory_items (tenant_id);
 
 CREATE INDEX context_memory_items_by_union ON context_memory_items (tenant_union_id);
 
+CREATE INDEX investigation_facet_counts_by_tenant_id
+    ON investigation_facet_counts (tenant_id, status) WHERE facet = 'tenant';
+
+CREATE INDEX investigation_facet_counts_by_tenant_label
+    ON investigation_facet_counts (tenant_label, status) WHERE facet = 'tenant';
+
 CREATE INDEX investigation_facet_counts_by_value
     ON investigation_facet_counts (facet, status, alert_type, direct_source_label);
 
@@ -840,7 +846,11 @@ BEGIN
         json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
             OLD.direct_source_label, NULL, NULL, NULL, NULL),
         json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key));
+            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key),
+        json_array('union', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
+            OLD.tenant_union_id, NULL, NULL, NULL),
+        json_array('type_source', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
+            OLD.direct_source_label, NULL, NULL, NULL, NULL));
 END;
 
 CREATE TRIGGER investigation_facet_counts_on_insert AFTER INSERT ON investigations
@@ -861,6 +871,9 @@ BEGIN
         UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
         UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
                NEW.tenant_label, NEW.tenant_integration_key
+        UNION ALL SELECT 'union', NULL, NULL, NEW.tenant_union_id, NULL, NULL, NULL
+        UNION ALL SELECT 'type_source', NEW.alert_type, NEW.direct_source_label, NULL, NULL,
+               NULL, NULL
     ) WHERE true
     ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
 END;
@@ -884,7 +897,11 @@ BEGIN
         json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
             OLD.direct_source_label, NULL, NULL, NULL, NULL),
         json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key));
+            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key),
+        json_array('union', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
+            OLD.tenant_union_id, NULL, NULL, NULL),
+        json_array('type_source', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
+            OLD.direct_source_label, NULL, NULL, NULL, NULL));
     INSERT INTO investigation_facet_counts (group_key, facet, status, canceled, priority,
         alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
         tenant_integration_key, n)
@@ -901,6 +918,9 @@ BEGIN
         UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
         UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
                NEW.tenant_label, NEW.tenant_integration_key
+        UNION ALL SELECT 'union', NULL, NULL, NEW.tenant_union_id, NULL, NULL, NULL
+        UNION ALL SELECT 'type_source', NEW.alert_type, NEW.direct_source_label, NULL, NULL,
+               NULL, NULL
     ) WHERE true
     ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
 END;

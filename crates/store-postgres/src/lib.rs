@@ -175,6 +175,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "entity_index_by_union",
         sql: include_str!("../migrations/0032_entity_index_by_union.sql"),
     },
+    Migration {
+        version: 33,
+        name: "union_and_type_source_facets",
+        sql: include_str!("../migrations/0033_union_and_type_source_facets.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -6,11 +6,12 @@
 //! that reaches zero is dropped; as insert-only deltas on PostgreSQL that a background
 //! task folds, dropping sums of zero, so concurrent writers never wait on a counter).
 //! `investigation_facet_counts` (migration facet_counts) holds them per state, stop reason
-//! and priority, alone and with each of type, source and tenant: a list whose equality
-//! filters name at most one of those sums the rows of the values it names. Only a list
-//! filtering two of them sums `investigation_counts` (migration 0007), one row per
-//! combination of every equality-filtered column. `count_from` (`list_plan`) decides,
-//! from the query alone.
+//! and priority, alone and with each of type, source and tenant, and with the tenant union
+//! alone and type and source together (migration union_and_type_source_facets): a list
+//! whose equality filters one facet holds sums the rows of the values it names. Only a
+//! list filtering a tenant with a type or a source sums `investigation_counts` (migration
+//! 0007), one row per combination of every equality-filtered column. `count_from`
+//! (`list_plan`) decides, from the query alone.
 //! `investigation_tag_counts` does the same per insight tag (migration 0008): a list
 //! filtered by tags sums the largest tag's count and reads only the other tags' rows, so a
 //! union costs what its smaller tags cost; under an alert-creation range the tag rows carry
@@ -114,6 +115,7 @@ async fn count_by_state(
         CountFrom::Tags(names) => {
             return count_tag_union(connection, dialect, query, names).await;
         }
+        CountFrom::TenantNames => return count_tenant_names(connection, dialect, query).await,
         CountFrom::Hours => {
             if let Some(counts) = count_hours(connection, query).await? {
                 return Ok(counts);
@@ -143,6 +145,46 @@ async fn count_by_state(
         return count_of_one_state(connection, count, state).await;
     }
     count.push(" GROUP BY i.status");
+    fetch_counts(connection, count).await
+}
+
+/// The exact count of a list filtered by tenant names (`CountFrom::TenantNames`): the kept
+/// counts of the named unions ('union' facet), plus those of the named labels and ids in
+/// other unions ('tenant' facet, found by its label and id indexes, migration
+/// union_and_type_source_facets). A name that is both a union's and a label counts each
+/// investigation once: the second part leaves out the named unions.
+async fn count_tenant_names(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
+    let names = &query.alert_tenants;
+    let mut count = SqlBuilder::new(
+        "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM (\
+         SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i \
+         WHERE i.facet = 'union' AND ",
+    );
+    push_states(&mut count, "i.status", query)?;
+    push_counted(&mut count, dialect, query, Access::Any)?;
+    crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
+    count.push(" AND i.tenant_union_id IN (SELECT id FROM tenant_unions WHERE display_name IN ");
+    count.bind_list(names.iter().cloned())?;
+    count.push(
+        ") UNION ALL SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i \
+         WHERE i.facet = 'tenant' AND ",
+    );
+    push_states(&mut count, "i.status", query)?;
+    push_counted(&mut count, dialect, query, Access::Any)?;
+    crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
+    count.push(" AND (i.tenant_label IN ");
+    count.bind_list(names.iter().cloned())?;
+    count.push(" OR i.tenant_id IN ");
+    count.bind_list(names.iter().cloned())?;
+    count.push(
+        ") AND i.tenant_union_id NOT IN (SELECT id FROM tenant_unions WHERE display_name IN ",
+    );
+    count.bind_list(names.iter().cloned())?;
+    count.push(")) AS parts GROUP BY status");
     fetch_counts(connection, count).await
 }
 
@@ -399,7 +441,7 @@ fn push_kept_tag_counts(
     query: &InvestigationQuery,
     names: &[&str],
 ) -> StoreResult<()> {
-    match Facet::of_query(query) {
+    match Facet::of_tag_query(query) {
         Some(facet) => builder.push(&format!(
             "FROM investigation_tag_facet_counts i WHERE i.facet = '{}' AND i.name IN ",
             facet.name()
@@ -682,6 +724,34 @@ fn push_grouped(
         &column(dialect, access, "direct_source_label"),
         &query.direct_source_labels,
     )?;
+    push_counted(builder, dialect, query, access)?;
+    if let Some(tenant_id) = &query.tenant_id {
+        builder.push(&format!(" AND {} = ", column(dialect, access, "tenant_id")));
+        builder.bind(tenant_id.clone())?;
+    }
+    if let Some(key) = &query.tenant_integration_key {
+        builder.push(&format!(
+            " AND {} = ",
+            column(dialect, access, "tenant_integration_key")
+        ));
+        builder.bind(key.clone())?;
+    }
+    // The caller's tenant unions: a column of the kept counts too, so every way of
+    // counting applies it.
+    crate::scope::push_union_filter(
+        builder,
+        &column(dialect, access, "tenant_union_id"),
+        &query.scope,
+    )
+}
+
+/// The priorities and stop reasons, each as ` AND ...`: columns of every kept count.
+fn push_counted(
+    builder: &mut SqlBuilder,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    access: Access,
+) -> StoreResult<()> {
     if !query.priorities.is_empty() {
         let named: Vec<&'static str> = query
             .priorities
@@ -726,24 +796,7 @@ fn push_grouped(
         }
         builder.push(")");
     }
-    if let Some(tenant_id) = &query.tenant_id {
-        builder.push(&format!(" AND {} = ", column(dialect, access, "tenant_id")));
-        builder.bind(tenant_id.clone())?;
-    }
-    if let Some(key) = &query.tenant_integration_key {
-        builder.push(&format!(
-            " AND {} = ",
-            column(dialect, access, "tenant_integration_key")
-        ));
-        builder.bind(key.clone())?;
-    }
-    // The caller's tenant unions: a column of the kept counts too, so every way of
-    // counting applies it.
-    crate::scope::push_union_filter(
-        builder,
-        &column(dialect, access, "tenant_union_id"),
-        &query.scope,
-    )
+    Ok(())
 }
 
 /// Filters that need the investigations' own rows: time ranges, insight tags, search.

@@ -21,8 +21,12 @@ pub(crate) struct Filters {
     pub(crate) counted: bool,
     pub(crate) types: bool,
     pub(crate) sources: bool,
-    /// Any tenant filter, the caller's tenant unions included.
-    pub(crate) tenant: bool,
+    /// The caller's tenant unions, when they are not every union.
+    pub(crate) scope: bool,
+    /// Tenant names (`alert_tenants`): a tenant label, id or union display name.
+    pub(crate) tenant_names: bool,
+    /// A tenant id or integration key.
+    pub(crate) tenant_columns: bool,
     pub(crate) alert_create: bool,
     /// A time range but the alert-creation one (alert start, completion, feedback).
     pub(crate) other_ranges: bool,
@@ -62,10 +66,9 @@ impl Filters {
             counted: !priorities.is_empty() || !stopped_reasons.is_empty(),
             types: !alert_types.is_empty(),
             sources: !direct_source_labels.is_empty(),
-            tenant: !alert_tenants.is_empty()
-                || tenant_id.is_some()
-                || tenant_integration_key.is_some()
-                || !scope.is_all(),
+            scope: !scope.is_all(),
+            tenant_names: !alert_tenants.is_empty(),
+            tenant_columns: tenant_id.is_some() || tenant_integration_key.is_some(),
             alert_create: !alert_create.is_open(),
             other_ranges: [alert_start, investigation_complete, feedback_updated]
                 .iter()
@@ -77,9 +80,14 @@ impl Filters {
         }
     }
 
+    /// Any tenant filter, the caller's tenant unions included.
+    pub(crate) fn tenant(self) -> bool {
+        self.scope || self.tenant_names || self.tenant_columns
+    }
+
     /// Filters on the columns of the kept counts but the state (`list.rs`, `push_grouped`).
     pub(crate) fn grouped(self) -> bool {
-        self.counted || self.types || self.sources || self.tenant
+        self.counted || self.types || self.sources || self.tenant()
     }
 
     pub(crate) fn time_ranges(self) -> bool {
@@ -99,12 +107,20 @@ impl Filters {
 /// Where the exact count of a list comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CountFrom<'a> {
-    /// One facet of `investigation_facet_counts` (migration facet_counts): every filter is
-    /// on the state, stop reason, priority and at most one of type, source and tenant, so
-    /// the rows summed are those of the filtered values, whatever the number of others.
+    /// One facet of `investigation_facet_counts` (migrations facet_counts and
+    /// union_and_type_source_facets): every filter is on the state, stop reason, priority
+    /// and the columns of one facet (`Facet::counting`), so the rows summed are those of
+    /// the filtered values, whatever the number of others.
     Facet(Facet),
+    /// Tenant names (`alert_tenants`), perhaps within the caller's scope, and no other
+    /// tenant, type or source filter: each name is a tenant label, a tenant id or a union's
+    /// name, so the matches are those of the named unions, from the 'union' facet, and
+    /// those outside them whose label or id is named, from the 'tenant' facet's rows of
+    /// those labels and ids (`count_tenant_names`). The 'tenant' facet alone would read a
+    /// row per tenant id of every union named.
+    TenantNames,
     /// `investigation_counts` (migration 0007): every filter is on one of its columns, and
-    /// more than one of type, source and tenant are filtered.
+    /// no facet holds them together (a tenant with a type or source).
     Combinations,
     /// The tags of these names (distinct), `count_tag_union`: the largest from
     /// `investigation_tag_counts` (migration 0008), or from its rows inside an
@@ -133,33 +149,65 @@ macro_rules! sum_facet_by_state {
 }
 
 /// A facet of `investigation_facet_counts`: which of the type, source and tenant columns
-/// its rows hold besides the state, stop reason and priority.
+/// its rows hold besides the state, stop reason and priority. The tag counts
+/// (`investigation_tag_facet_counts`) keep the first four only (`Facet::of_tag_query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Facet {
     All,
     Type,
     Source,
+    /// The tenant union, id, label and integration key.
     Tenant,
+    /// The tenant union alone: a caller's scope.
+    Union,
+    /// The type and the source together.
+    TypeSource,
 }
 
 impl Facet {
-    /// The facet that holds a list's equality filters, from which of type, source and
-    /// tenant they name; `None` when they name more than one (then only the combinations
-    /// hold them).
-    pub(crate) fn of_filters(types: bool, sources: bool, tenant: bool) -> Option<Facet> {
-        match (types, sources, tenant) {
+    /// The facet of `investigation_facet_counts` that holds a list's equality filters;
+    /// `None` when none holds them together (then only the combinations do). Every kind of
+    /// equality filter is named: see the module's doc.
+    pub(crate) fn counting(filters: Filters) -> Option<Facet> {
+        let Filters {
+            types,
+            sources,
+            scope,
+            tenant_names,
+            tenant_columns,
+            // Every facet holds the state, stop reason and priority.
+            counted: _,
+            // Not equality filters: `count_from` decides about these first.
+            alert_create: _,
+            other_ranges: _,
+            tags: _,
+            search: _,
+        } = filters;
+        match (types, sources, scope, tenant_names || tenant_columns) {
+            (false, false, false, false) => Some(Facet::All),
+            (true, false, false, false) => Some(Facet::Type),
+            (false, true, false, false) => Some(Facet::Source),
+            (true, true, false, false) => Some(Facet::TypeSource),
+            (false, false, true, false) => Some(Facet::Union),
+            (false, false, _, true) => Some(Facet::Tenant),
+            (true, _, true, _) | (true, _, _, true) | (_, true, true, _) | (_, true, _, true) => {
+                None
+            }
+        }
+    }
+
+    /// The facet of `investigation_tag_facet_counts` that holds `query`'s equality
+    /// filters: it keeps 'all', 'type', 'source' and 'tenant' only; `None` when the filters
+    /// name more than one of type, source and tenant.
+    pub(crate) fn of_tag_query(query: &InvestigationQuery) -> Option<Facet> {
+        let filters = Filters::of(query);
+        match (filters.types, filters.sources, filters.tenant()) {
             (false, false, false) => Some(Facet::All),
             (true, false, false) => Some(Facet::Type),
             (false, true, false) => Some(Facet::Source),
             (false, false, true) => Some(Facet::Tenant),
             _ => None,
         }
-    }
-
-    /// The facet of `query`'s equality filters (`of_filters`).
-    pub(crate) fn of_query(query: &InvestigationQuery) -> Option<Facet> {
-        let filters = Filters::of(query);
-        Facet::of_filters(filters.types, filters.sources, filters.tenant)
     }
 
     /// The facet's name in the counts tables.
@@ -169,6 +217,8 @@ impl Facet {
             Facet::Type => "type",
             Facet::Source => "source",
             Facet::Tenant => "tenant",
+            Facet::Union => "union",
+            Facet::TypeSource => "type_source",
         }
     }
 
@@ -180,6 +230,8 @@ impl Facet {
             Facet::Type => concat!(sum_facet_by_state!(), "'type' AND "),
             Facet::Source => concat!(sum_facet_by_state!(), "'source' AND "),
             Facet::Tenant => concat!(sum_facet_by_state!(), "'tenant' AND "),
+            Facet::Union => concat!(sum_facet_by_state!(), "'union' AND "),
+            Facet::TypeSource => concat!(sum_facet_by_state!(), "'type_source' AND "),
         }
     }
 }
@@ -192,9 +244,12 @@ pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
     let Filters {
         // Every kept count is per state, stop reason and priority.
         counted: _,
-        types,
-        sources,
-        tenant,
+        // Equality filters: which facet holds them is `Facet::counting`'s decision.
+        types: _,
+        sources: _,
+        scope: _,
+        tenant_names,
+        tenant_columns,
         alert_create,
         other_ranges,
         tags,
@@ -219,7 +274,8 @@ pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         }
         return CountFrom::Rows;
     }
-    match Facet::of_filters(types, sources, tenant) {
+    match Facet::counting(filters) {
+        Some(Facet::Tenant) if tenant_names && !tenant_columns => CountFrom::TenantNames,
         Some(facet) => CountFrom::Facet(facet),
         None => CountFrom::Combinations,
     }
@@ -401,12 +457,15 @@ fn filter_index_is_sort_order(query: &InvestigationQuery) -> bool {
         counted,
         types,
         sources,
-        tenant,
+        scope,
+        tenant_names,
+        tenant_columns,
         alert_create,
         other_ranges,
         tags,
         search,
     } = Filters::of(query);
+    let tenant = scope || tenant_names || tenant_columns;
     let single_tenant_id = query.tenant_id.is_some()
         && query.alert_tenants.is_empty()
         && query.tenant_integration_key.is_none()
@@ -639,12 +698,66 @@ mod tests {
                 CountFrom::Facet(Facet::Tenant),
             ),
             (
-                "a tenant scope",
+                "tenant names: their unions, and their labels and ids outside those",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme", "Default"]),
+                    priorities: vec![None],
+                    ..base()
+                },
+                CountFrom::TenantNames,
+            ),
+            (
+                "tenant names within a scope",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme"]),
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    ..base()
+                },
+                CountFrom::TenantNames,
+            ),
+            (
+                "tenant names and a tenant id",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme"]),
+                    tenant_id: Some("t".into()),
+                    ..base()
+                },
+                CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "tenant names and a type",
+                InvestigationQuery {
+                    alert_tenants: text(&["acme"]),
+                    alert_types: text(&["a"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
+            ),
+            (
+                "a tenant scope: the unions alone",
                 InvestigationQuery {
                     scope: sleuth_store::TenantScope::unions([2]),
                     ..base()
                 },
+                CountFrom::Facet(Facet::Union),
+            ),
+            (
+                "a tenant scope and a tenant id",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    tenant_id: Some("t".into()),
+                    ..base()
+                },
                 CountFrom::Facet(Facet::Tenant),
+            ),
+            (
+                "a tenant scope and a source",
+                InvestigationQuery {
+                    scope: sleuth_store::TenantScope::unions([2]),
+                    direct_source_labels: text(&["EDR"]),
+                    ..base()
+                },
+                CountFrom::Combinations,
             ),
             (
                 "a tenant scope and a type",
@@ -656,10 +769,21 @@ mod tests {
                 CountFrom::Combinations,
             ),
             (
-                "type and source",
+                "types and sources",
+                InvestigationQuery {
+                    alert_types: text(&["a", "b"]),
+                    direct_source_labels: text(&["EDR"]),
+                    priorities: vec![None],
+                    ..base()
+                },
+                CountFrom::Facet(Facet::TypeSource),
+            ),
+            (
+                "type, source and tenant",
                 InvestigationQuery {
                     alert_types: text(&["a"]),
                     direct_source_labels: text(&["EDR"]),
+                    alert_tenants: text(&["acme"]),
                     ..base()
                 },
                 CountFrom::Combinations,

@@ -1644,8 +1644,8 @@ pub async fn list_counts_stay_exact_through_every_change(store: Arc<dyn Store>) 
     assert_eq!(listed.items.len(), 3);
 }
 
-/// Lists filtered by type, source or tenant, alone or together, with priorities and stop
-/// reasons, count what their rows count (an alert-creation range with such a filter counts
+/// Lists filtered by type, source or tenant, alone or together (type and source have a
+/// facet of their own), with priorities and stop reasons, count what their rows count (an alert-creation range with such a filter counts
 /// the rows), through creates, claims, finishes and cancels.
 pub async fn list_counts_of_each_filter_agree_with_the_rows(store: Arc<dyn Store>) {
     for index in 0..12_i64 {
@@ -1713,6 +1713,12 @@ pub async fn list_counts_of_each_filter_agree_with_the_rows(store: Arc<dyn Store
             alert_types: strings(&["EDR:Mimikatz", "EDR:Beacon"]),
             direct_source_labels: strings(&["EDR"]),
             tenant_id: Some("tenant-0".into()),
+            ..query()
+        },
+        InvestigationQuery {
+            alert_types: strings(&["EDR:Mimikatz", "IdP:Spray", "EDR:Beacon"]),
+            direct_source_labels: strings(&["EDR"]),
+            priorities: vec![Some(Priority::Urgent), None],
             ..query()
         },
     ];
