@@ -13,6 +13,7 @@ mod builder;
 mod connectors;
 mod context;
 mod context_memory;
+mod count_folding;
 mod create;
 mod create_batch;
 mod create_request;
@@ -58,7 +59,7 @@ use tokio::sync::Notify;
 use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
-pub use list::{fold_counts, fold_counts_now};
+pub use count_folding::fold_counts_now;
 pub use migrate::Migration;
 
 /// The SQL that differs between the two databases.
@@ -137,7 +138,7 @@ pub struct SqlStore {
     keys: Arc<key_cache::KeyCache>,
     /// The readiness check's own connection, outside the pool (see `readiness`).
     readiness: Arc<readiness::ReadinessConnection>,
-    /// PostgreSQL: the task folding the list's count deltas (see `list::fold_counts`),
+    /// PostgreSQL: the task folding the list's count deltas (see `count_folding`),
     /// stopped when the last clone of the store is dropped.
     _count_folding: Option<Arc<AbortOnDrop>>,
 }
@@ -196,7 +197,7 @@ impl SqlStore {
             group_commit::BATCH_MAX,
         );
         let count_folding = match dialect {
-            Dialect::Postgres => Some(Arc::new(AbortOnDrop(list::spawn_count_folding(
+            Dialect::Postgres => Some(Arc::new(AbortOnDrop(count_folding::spawn_count_folding(
                 pool.clone(),
             )))),
             Dialect::Sqlite => None,

@@ -84,14 +84,6 @@ pub(crate) async fn list_investigations(
     Ok(InvestigationPage { total, items })
 }
 
-/// The columns of `investigation_counts` that the counts are grouped by.
-macro_rules! count_columns {
-    () => {
-        "status, canceled, priority, alert_type, direct_source_label, tenant_union_id, \
-         tenant_id, tenant_label, tenant_integration_key"
-    };
-}
-
 /// The exact number of matching investigations in each listed state that has any. It sums
 /// a few rows of the counts the triggers keep exact (see `CountFrom`) whenever the filters
 /// allow, and counts the matching investigations themselves otherwise.
@@ -876,103 +868,6 @@ fn push_any_of(builder: &mut SqlBuilder, column: &str, values: &[String]) -> Sto
         builder.push(&format!(" AND {column} IN "));
         builder.bind_list(values.iter().cloned())?;
     }
-    Ok(())
-}
-
-/// How often PostgreSQL's count deltas are folded (see `fold_counts`).
-const FOLD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Folds PostgreSQL's count deltas until the task is aborted. Every process runs one;
-/// two folding at once stay exact (see `fold_counts`).
-pub(crate) fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut interval = tokio::time::interval(FOLD_EVERY);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            interval.tick().await;
-            if let Err(error) = fold_counts(&pool).await {
-                tracing::warn!(%error, "cannot fold the list's count deltas; will retry");
-            }
-        }
-    })
-}
-
-/// On PostgreSQL the triggers only ever insert deltas into `investigation_counts`,
-/// `investigation_facet_counts`, `investigation_tag_counts`, `investigation_tag_facet_counts`
-/// and `investigation_hour_counts` (one per changed combination and statement, see
-/// migrations 0007, facet_counts, 0008, tag_facet_counts and 0016), so that concurrent writers never
-/// wait on a shared counter. This replaces the deltas of each combination by their sum,
-/// which keeps the sums a list reads short.
-pub async fn fold_counts(pool: &AnyPool) -> StoreResult<()> {
-    fold_all(pool, Fold::WhenWorthwhile).await
-}
-
-/// Folds every table however few deltas it holds, for a caller that needs one row per
-/// combination now (the contract test of folding; the background folder waits until a
-/// table holds twice as many rows as combinations, which depends on how writes batched).
-pub async fn fold_counts_now(pool: &AnyPool) -> StoreResult<()> {
-    fold_all(pool, Fold::Always).await
-}
-
-/// When a table of deltas is folded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fold {
-    /// Only when it holds at least twice as many rows as combinations.
-    WhenWorthwhile,
-    Always,
-}
-
-async fn fold_all(pool: &AnyPool, when: Fold) -> StoreResult<()> {
-    fold_deltas(pool, "investigation_counts", count_columns!(), when).await?;
-    fold_deltas(
-        pool,
-        "investigation_facet_counts",
-        concat!("facet, ", count_columns!()),
-        when,
-    )
-    .await?;
-    fold_deltas(
-        pool,
-        "investigation_tag_counts",
-        concat!("name, ", count_columns!()),
-        when,
-    )
-    .await?;
-    fold_deltas(
-        pool,
-        "investigation_tag_facet_counts",
-        concat!("name, facet, ", count_columns!()),
-        when,
-    )
-    .await?;
-    fold_deltas(pool, "investigation_hour_counts", "status, hour", when).await
-}
-
-/// Folds one table of deltas (`columns` are its grouping columns, `n` the delta), when
-/// `when` says so. One statement, so a reader sees the deltas or their sum, never both;
-/// deltas committed meanwhile are not in its snapshot and stay; a second folder waits for
-/// the first's row locks and then skips the rows it deleted.
-async fn fold_deltas(pool: &AnyPool, table: &str, columns: &str, when: Fold) -> StoreResult<()> {
-    if when == Fold::WhenWorthwhile {
-        let (rows, combinations): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM {table} GROUP BY {columns}) \
-             AS combinations) FROM {table}"
-        )))
-        .fetch_one(pool)
-        .await
-        .db()?;
-        if rows < 2 * combinations.max(1) {
-            return Ok(());
-        }
-    }
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "WITH folded AS (DELETE FROM {table} RETURNING *) \
-         INSERT INTO {table} ({columns}, n) SELECT {columns}, SUM(n) FROM folded \
-         GROUP BY {columns} HAVING SUM(n) <> 0"
-    )))
-    .execute(pool)
-    .await
-    .db()?;
     Ok(())
 }
 
