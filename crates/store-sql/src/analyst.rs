@@ -386,4 +386,11 @@ impl AnalystStore for SqlStore {
         )
         .await
     }
+
+    async fn dashboard_sample(
+        &self,
+        query: &sleuth_store::DashboardQuery,
+    ) -> StoreResult<sleuth_store::DashboardSample> {
+        crate::dashboard::sample(&self.pool, query).await
+    }
 }

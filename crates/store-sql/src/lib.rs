@@ -17,6 +17,7 @@ mod count_folding;
 mod create;
 mod create_batch;
 mod create_request;
+mod dashboard;
 mod data_sources;
 mod entity_index;
 mod finish_batch;

@@ -813,6 +813,29 @@ async fn list_script_runs(
     fetch_script_runs(&mut connection, script_id, page, scope).await
 }
 
+/// Walks `trigger_runs_by_investigation`, then `script_runs_by_trigger_run`: the work is
+/// the investigation's own runs, however many runs the database holds.
+async fn list_investigation_script_runs(
+    pool: &AnyPool,
+    investigation_id: i64,
+    limit: u32,
+) -> StoreResult<Vec<ScriptRunRecord>> {
+    let mut connection = pool.acquire().await.db()?;
+    let catalog = trigger_catalog(&mut connection).await?;
+    let mut select = SqlBuilder::new(concat!(
+        select_script_runs!(),
+        " WHERE tr.investigation_id = "
+    ));
+    select.bind(investigation_id)?;
+    select.push(" ORDER BY sr.id DESC");
+    select.limit_offset(limit, 0);
+    let found = select.build().fetch_all(&mut *connection).await.db()?;
+    found
+        .iter()
+        .map(|row| read_script_run(row, &catalog))
+        .collect()
+}
+
 async fn running_script_runners(pool: &AnyPool) -> StoreResult<Vec<String>> {
     sqlx::query_scalar("SELECT DISTINCT runner FROM script_runs WHERE status = 'running'")
         .fetch_all(pool)
@@ -1089,6 +1112,14 @@ impl ResponseActionStore for SqlStore {
         scope: &TenantScope,
     ) -> StoreResult<Vec<ScriptRunRecord>> {
         list_script_runs(&self.pool, script_id, page, scope).await
+    }
+
+    async fn list_investigation_script_runs(
+        &self,
+        investigation_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ScriptRunRecord>> {
+        list_investigation_script_runs(&self.pool, investigation_id, limit).await
     }
 
     async fn running_script_runners(&self) -> StoreResult<Vec<String>> {

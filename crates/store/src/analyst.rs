@@ -5,12 +5,66 @@
 //!
 //! Feedback is what later investigations learn from: `Store::history` hands an analyst's
 //! outcome to the engine as a prior verdict.
+//!
+//! The console's dashboard reads here too (`dashboard_sample`): the analyst's view of what
+//! the investigations and their feedback came to, read within fixed bounds.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use sleuth_domain::{FeedbackStatus, Outcome, Priority, Timestamp};
+use sleuth_domain::{Entity, FeedbackStatus, InvestigationStatus, Outcome, Priority, Timestamp};
 
-use crate::{InvestigationRecord, StoreResult, User};
+use crate::{InvestigationRecord, StoreResult, TenantScope, User};
+
+/// What the dashboard reads: a bounded sample of the recent investigations of one tenant
+/// scope. Every part has its own bound, so a view costs the same however many
+/// investigations the database holds.
+#[derive(Debug, Clone)]
+pub struct DashboardQuery {
+    pub scope: TenantScope,
+    /// Investigations received at or after this time are sampled.
+    pub since: Timestamp,
+    /// The most investigations read per state, newest received first.
+    pub per_state_limit: u32,
+    /// The most alerts whose entities are read: those of the newest concluded
+    /// investigations in the window.
+    pub entity_alert_limit: u32,
+    /// Queued and running investigations are counted up to this many each.
+    pub queue_count_limit: u32,
+}
+
+/// One sampled investigation: what the dashboard's figures need of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashboardItem {
+    pub status: InvestigationStatus,
+    /// The engine's verdict and priority (set once concluded).
+    pub outcome: Option<Outcome>,
+    pub priority: Option<Priority>,
+    /// When Sleuth received the alert.
+    pub received_at: Timestamp,
+    /// When the source says it raised the alert.
+    pub alert_time: Timestamp,
+    /// When the investigation concluded (or stopped).
+    pub concluded_at: Option<Timestamp>,
+    /// Set when an analyst gave feedback: the outcome they chose, if they chose one.
+    pub feedback: Option<Option<Outcome>>,
+    pub direct_source_label: String,
+}
+
+/// The dashboard's sample (see [`DashboardQuery`] for its bounds).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DashboardSample {
+    /// Investigations received in the window, newest first within each state.
+    pub items: Vec<DashboardItem>,
+    /// Whether some state had more investigations in the window than were read.
+    pub truncated: bool,
+    /// The distinct entities of each sampled alert, one entry per alert and entity.
+    pub entities: Vec<Entity>,
+    /// How many alerts the entities were read from.
+    pub entity_alerts: u64,
+    /// Queued and running investigations now (any time), each at most the limit.
+    pub queued: u64,
+    pub running: u64,
+}
 
 /// A page of an investigation's notes.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,4 +155,9 @@ pub trait AnalystStore: Send + Sync {
         analyst_id: i64,
         at: Timestamp,
     ) -> StoreResult<FeedbackApplied>;
+
+    // --- The dashboard ----------------------------------------------------------------------
+
+    /// The dashboard's bounded sample of the scope's recent investigations.
+    async fn dashboard_sample(&self, query: &DashboardQuery) -> StoreResult<DashboardSample>;
 }

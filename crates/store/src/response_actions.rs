@@ -319,6 +319,14 @@ pub trait ResponseActionStore: Send + Sync {
         page: RunPage,
         scope: &TenantScope,
     ) -> StoreResult<Vec<ScriptRunRecord>>;
+    /// The script runs fired about this investigation (their trigger run names it), newest
+    /// first, at most `limit`. The caller checked that the investigation is in its scope;
+    /// an investigation nothing ran for, or that does not exist, has none.
+    async fn list_investigation_script_runs(
+        &self,
+        investigation_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ScriptRunRecord>>;
     /// The runners that have `running` runs, so a starting process can tell which are gone.
     async fn running_script_runners(&self) -> StoreResult<Vec<String>>;
     /// Ends as `error` (with `reason` in syserr) every `running` run whose runner is listed

@@ -24,6 +24,7 @@ macro_rules! analyst_contract_tests {
             feedback_waits_for_a_conclusion_and_records_who_and_when,
             feedback_is_the_human_verdict_history_hands_on,
             the_last_active_admin_cannot_be_demoted_or_deactivated,
+            the_dashboard_samples_its_scope_and_window_within_its_bounds,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -454,4 +455,148 @@ pub async fn the_last_active_admin_cannot_be_demoted_or_deactivated(store: Arc<d
         Role::Member
     );
     assert!(is_not_found(store.update_user(999_999, &demote).await));
+}
+
+/// The dashboard's sample: only the scope's investigations received in the window, newest
+/// first per state and at most the limit of each (saying when the window held more), the
+/// analyst's outcome beside the engine's, the distinct entities of the newest concluded
+/// alerts, and the queue counted in the scope whatever the window.
+pub async fn the_dashboard_samples_its_scope_and_window_within_its_bounds(store: Arc<dyn Store>) {
+    let analyst = user(&store, "analyst@example.com", Role::Member).await;
+    let mut unions = Vec::new();
+    for name in ["Acme", "Globex"] {
+        let input = TenantUnionInput {
+            display_name: name.into(),
+            lookup_dict: serde_json::Map::new(),
+            modified_by: None,
+        };
+        unions.push(store.create_tenant_union(&input).await.unwrap().id);
+    }
+    let (acme, globex) = (unions[0], unions[1]);
+    let alert = |title: &str, minute: i64, union: i64, entities: &[(EntityKind, &str)]| {
+        new_alert(
+            parsed_alert(title, "EDR", minute, entities),
+            json!({"title": title}),
+            Some(union),
+        )
+    };
+    let host = (EntityKind::Host, "WKS-1");
+    let address = (EntityKind::Ip, "203.0.113.5");
+    let first = queued(&store, alert("first", 0, acme, &[host, address, host])).await;
+    queued(&store, alert("second", 10, acme, &[host])).await;
+    queued(&store, alert("third", 20, acme, &[])).await;
+    queued(&store, alert("long ago", -1000, acme, &[host])).await;
+    queued(&store, alert("theirs", 15, globex, &[host])).await;
+    conclude_all(
+        &store,
+        Outcome::BreachedSuspicious,
+        Priority::Notable,
+        time(30),
+    )
+    .await;
+    let change = FeedbackChanges {
+        outcome: Some(Outcome::FalseAlert),
+        status: Some(FeedbackStatus::Reviewed),
+        ..FeedbackChanges::default()
+    };
+    store
+        .apply_feedback(first, &change, analyst.id, time(31))
+        .await
+        .unwrap();
+    queued(&store, alert("running", 25, acme, &[])).await;
+    let claimed = store
+        .claim_jobs("w", 1, chrono::Duration::seconds(60), time(32))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    queued(&store, alert("waiting", 26, acme, &[])).await;
+    queued(&store, alert("waiting elsewhere", 27, globex, &[])).await;
+
+    let query = |per_state_limit: u32, entity_alert_limit: u32| DashboardQuery {
+        scope: TenantScope::unions([acme]),
+        since: time(-60),
+        per_state_limit,
+        entity_alert_limit,
+        queue_count_limit: 100,
+    };
+    let sample = store.dashboard_sample(&query(10, 10)).await.unwrap();
+    assert!(!sample.truncated);
+    let concluded: Vec<&DashboardItem> = sample
+        .items
+        .iter()
+        .filter(|item| item.status == InvestigationStatus::Success)
+        .collect();
+    let received: Vec<Timestamp> = concluded.iter().map(|item| item.received_at).collect();
+    assert_eq!(
+        received,
+        [time(20), time(10), time(0)],
+        "newest first, in the window, ours"
+    );
+    assert_eq!(concluded[2].outcome, Some(Outcome::BreachedSuspicious));
+    assert_eq!(concluded[2].priority, Some(Priority::Notable));
+    assert_eq!(concluded[2].feedback, Some(Some(Outcome::FalseAlert)));
+    assert_eq!(concluded[1].feedback, None, "no feedback given");
+    assert_eq!(concluded[2].concluded_at, Some(time(30)));
+    assert_eq!(concluded[2].alert_time, time(0));
+    assert_eq!(concluded[2].direct_source_label, "EDR");
+    let states: Vec<InvestigationStatus> = sample.items.iter().map(|item| item.status).collect();
+    assert_eq!(
+        states
+            .iter()
+            .filter(|state| **state == InvestigationStatus::Loading)
+            .count(),
+        1
+    );
+    assert_eq!(
+        states
+            .iter()
+            .filter(|state| **state == InvestigationStatus::NotAsked)
+            .count(),
+        1
+    );
+    assert_eq!(sample.items.len(), 5);
+    assert_eq!((sample.queued, sample.running), (1, 1));
+    assert_eq!(sample.entity_alerts, 3);
+    let mut entities: Vec<String> = sample
+        .entities
+        .iter()
+        .map(|entity| format!("{}:{}", entity.kind.as_str(), entity.value))
+        .collect();
+    entities.sort();
+    assert_eq!(
+        entities,
+        ["host:WKS-1", "host:WKS-1", "ip:203.0.113.5"],
+        "each alert's distinct entities"
+    );
+
+    let bounded = store.dashboard_sample(&query(2, 1)).await.unwrap();
+    assert!(bounded.truncated, "three concluded in the window, two read");
+    let received: Vec<Timestamp> = bounded
+        .items
+        .iter()
+        .filter(|item| item.status == InvestigationStatus::Success)
+        .map(|item| item.received_at)
+        .collect();
+    assert_eq!(received, [time(20), time(10)]);
+    assert_eq!(bounded.entity_alerts, 1);
+    assert!(bounded.entities.is_empty(), "the newest names none");
+
+    let nothing = store
+        .dashboard_sample(&DashboardQuery {
+            scope: TenantScope::Unions(vec![]),
+            ..query(10, 10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(nothing, DashboardSample::default());
+    let everyone = store
+        .dashboard_sample(&DashboardQuery {
+            scope: TenantScope::All,
+            queue_count_limit: 1,
+            ..query(10, 10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(everyone.items.len(), 7);
+    assert_eq!(everyone.queued, 1, "counted up to the limit");
 }

@@ -23,6 +23,7 @@ macro_rules! response_action_contract_tests {
             archiving_keeps_only_versions_that_runs_refer_to,
             runs_are_recorded_started_finished_and_listed_newest_first,
             a_bound_scope_lists_the_runs_of_its_unions_investigations_only,
+            an_investigation_lists_its_own_runs_newest_first_up_to_the_limit,
             only_enabled_unarchived_scripts_run_with_their_latest_version,
             interrupted_runs_are_failed_by_runner_or_deadline,
             secrets_are_set_replaced_listed_without_values_and_deleted,
@@ -574,6 +575,92 @@ pub async fn runs_are_recorded_started_finished_and_listed_newest_first(store: A
     assert_eq!(
         record.remediation_action_runs,
         vec![expected.clone(), expected]
+    );
+}
+
+/// The investigation page's runs: those fired about this investigation, of any script,
+/// newest first, bounded; never another investigation's or a manual run.
+pub async fn an_investigation_lists_its_own_runs_newest_first_up_to_the_limit(
+    store: Arc<dyn Store>,
+) {
+    let catalog = catalog(&store).await;
+    let author = author(&store).await;
+    let mut investigations = Vec::new();
+    for title in ["ours", "theirs", "untouched"] {
+        let created = store
+            .create_investigation(simple_alert(title, 0), false)
+            .await
+            .unwrap();
+        investigations.push(created.investigation_id());
+    }
+    let (ours, theirs, untouched) = (investigations[0], investigations[1], investigations[2]);
+    let ticket = store
+        .create_script(
+            &new_script("Ticket", catalog[0].uuid, "print('t')", author.id),
+            time(1),
+        )
+        .await
+        .unwrap();
+    let isolate = store
+        .create_script(
+            &new_script("Isolate", catalog[0].uuid, "print('i')", author.id),
+            time(1),
+        )
+        .await
+        .unwrap();
+    let first = start_run(&store, &ticket, Some(ours), "r", time(60)).await;
+    let other = start_run(&store, &ticket, Some(theirs), "r", time(60)).await;
+    let second = start_run(&store, &isolate, Some(ours), "r", time(60)).await;
+    let manual = start_run(&store, &ticket, None, "r", time(60)).await;
+    store
+        .finish_script_run(
+            second,
+            &ended(ScriptRunStatus::Success, "isolated\n"),
+            time(7),
+        )
+        .await
+        .unwrap();
+
+    let listed = store
+        .list_investigation_script_runs(ours, 10)
+        .await
+        .unwrap();
+    let ids: Vec<i64> = listed.iter().map(|run| run.id).collect();
+    assert_eq!(ids, [second, first], "its own runs, newest first");
+    assert_eq!(listed[0].script.display_name, "Isolate");
+    assert_eq!(listed[0].status, ScriptRunStatus::Success);
+    assert_eq!(listed[0].stdout.as_deref(), Some("isolated\n"));
+    assert_eq!(listed[0].script_version.v_num, 1);
+    assert_eq!(listed[0].trigger_run.investigation_id, Some(ours));
+    assert_eq!(listed[1].status, ScriptRunStatus::Running);
+    let limited = store.list_investigation_script_runs(ours, 1).await.unwrap();
+    assert_eq!(
+        limited.iter().map(|run| run.id).collect::<Vec<_>>(),
+        [second]
+    );
+    let theirs_listed = store
+        .list_investigation_script_runs(theirs, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        theirs_listed.iter().map(|run| run.id).collect::<Vec<_>>(),
+        [other]
+    );
+    assert!(!ids.contains(&manual));
+    assert!(
+        store
+            .list_investigation_script_runs(untouched, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .list_investigation_script_runs(untouched + 1000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an investigation that does not exist has no runs"
     );
 }
 
