@@ -72,26 +72,45 @@ async fn get_context(
     State(state): State<AppState>,
     caller: Caller,
 ) -> ApiResult<Json<ContextDocumentDto>> {
+    Ok(Json(read_document(&state, &caller).await?))
+}
+
+/// The context document kept through the API (admin): the route's answer, and the
+/// console's settings page.
+pub(crate) async fn read_document(
+    state: &AppState,
+    caller: &Caller,
+) -> ApiResult<ContextDocumentDto> {
     caller.require(Role::Admin)?;
     let stored = state.store()?.get_context_document().await?;
     let Some(stored) = stored else {
-        return Ok(Json(ContextDocumentDto {
+        return Ok(ContextDocumentDto {
             document: to_json(&ContextDocument::default()),
             toml: String::new(),
             updated_at: None,
             updated_by: None,
-        }));
+        });
     };
     let document = ContextDocument::from_toml(&stored.document).map_err(|error| {
         tracing::error!("the stored context document no longer parses: {error}");
         ApiError::system_error()
     })?;
-    Ok(Json(ContextDocumentDto {
+    Ok(ContextDocumentDto {
         document: to_json(&document),
         toml: stored.document,
         updated_at: Some(stored.updated_at),
         updated_by: stored.updated_by,
-    }))
+    })
+}
+
+/// A context document from its text, TOML or JSON, or the 400 that says what is wrong.
+pub(crate) fn parse_document(text: &str, toml: bool) -> ApiResult<ContextDocument> {
+    if toml {
+        ContextDocument::from_toml(text)
+    } else {
+        ContextDocument::from_json(text)
+    }
+    .map_err(|error| ApiError::bad_request(format!("the context document is not valid: {error}")))
 }
 
 /// A context document in the request body: JSON (`application/json`) or TOML
@@ -135,15 +154,7 @@ impl<S: Send + Sync> FromRequest<S> for ContextBody {
         if !toml {
             crate::extract::refuse_json_array(&bytes)?;
         }
-        let document = if toml {
-            ContextDocument::from_toml(text)
-        } else {
-            ContextDocument::from_json(text)
-        }
-        .map_err(|error| {
-            ApiError::bad_request(format!("the context document is not valid: {error}"))
-        })?;
-        Ok(ContextBody(document))
+        Ok(ContextBody(parse_document(text, toml)?))
     }
 }
 
@@ -159,6 +170,16 @@ async fn put_context(
     caller: Caller,
     ContextBody(document): ContextBody,
 ) -> ApiResult<Json<EffectiveContextDto>> {
+    Ok(Json(replace_document(&state, &caller, document).await?))
+}
+
+/// Replaces the context document (admin) once the merged context compiles, and reloads
+/// it: the route's work, and the console's settings form.
+pub(crate) async fn replace_document(
+    state: &AppState,
+    caller: &Caller,
+    document: ContextDocument,
+) -> ApiResult<EffectiveContextDto> {
     caller.require(Role::Admin)?;
     let store = state.store()?.clone();
     // Compile the merged context before storing anything: a document that would not load
@@ -176,13 +197,13 @@ async fn put_context(
     store
         .put_context_document(&document.to_toml(), Some(caller.user_id()), now)
         .await?;
-    context_source::reload(&state, Some(&store))
+    context_source::reload(state, Some(&store))
         .await
         .map_err(|error| {
             tracing::error!("the context was stored but did not reload: {error}");
             ApiError::system_error()
         })?;
-    Ok(Json(effective(&state)))
+    Ok(effective(state))
 }
 
 /// The context in force: the context file and the API document merged (admin).
@@ -197,7 +218,7 @@ async fn get_effective_context(
     Ok(Json(effective(&state)))
 }
 
-fn effective(state: &AppState) -> EffectiveContextDto {
+pub(crate) fn effective(state: &AppState) -> EffectiveContextDto {
     let status = state.context_status();
     EffectiveContextDto {
         document: to_json(&status.document),

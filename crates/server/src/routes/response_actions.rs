@@ -81,7 +81,7 @@ impl FromRequestParts<AppState> for Admin {
 }
 
 /// The store, with the trigger catalog synced into it (once per process).
-async fn store(state: &AppState) -> ApiResult<&Arc<dyn Store>> {
+pub(crate) async fn store(state: &AppState) -> ApiResult<&Arc<dyn Store>> {
     let store = state.store()?;
     firing::ensure_trigger_catalog(state, store).await?;
     Ok(store)
@@ -212,6 +212,21 @@ async fn create_response_action(
     Admin(caller): Admin,
     ApiJson(request): ApiJson<CreateResponseScriptRequest>,
 ) -> ApiResult<(StatusCode, Json<ResponseScriptUiDto>)> {
+    let created = create(&state, &caller, request).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ResponseScriptUiDto::from(&created)),
+    ))
+}
+
+/// Validates and creates a response action (admin), its code version 1: the route's work,
+/// and the console's settings form.
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    request: CreateResponseScriptRequest,
+) -> ApiResult<ScriptRecord> {
+    caller.require(Role::Admin)?;
     let display_name = validate_display_name(
         request
             .display_name
@@ -234,14 +249,10 @@ async fn create_response_action(
         secret_names: validate_secret_names(request.secret_names.unwrap_or_default())?,
         author_id: caller.user_id(),
     };
-    let created = store(&state)
+    Ok(store(state)
         .await?
         .create_script(&script, chrono::Utc::now())
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(ResponseScriptUiDto::from(&created)),
-    ))
+        .await?)
 }
 
 /// The globals of a test-run: every global any trigger gives, from `trigger_args` under its
@@ -300,9 +311,20 @@ async fn secrets_for(
     security(("api_key" = [])))]
 async fn test_run(
     State(state): State<AppState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     ApiJson(request): ApiJson<TestRunRequest>,
 ) -> ApiResult<Json<TestRunResponse>> {
+    Ok(Json(test(&state, &caller, request).await?))
+}
+
+/// Test-runs a script without saving anything (admin): the route's work, and the
+/// console's settings form.
+pub(crate) async fn test(
+    state: &AppState,
+    caller: &Caller,
+    request: TestRunRequest,
+) -> ApiResult<TestRunResponse> {
+    caller.require(Role::Admin)?;
     let code = validate_code(
         "script_code",
         request
@@ -324,7 +346,7 @@ async fn test_run(
                 }
                 Err(other) => return Err(other.into()),
             };
-            secrets_for(&state, store, &script).await?
+            secrets_for(state, store, &script).await?
         }
     };
     let job = ScriptJob {
@@ -334,9 +356,9 @@ async fn test_run(
         secrets: secrets.values(),
         allow_network: false,
     };
-    let outcome = firing::run_in_sandbox(&state, job)
+    let outcome = firing::run_in_sandbox(state, job)
         .await
-        .map_err(|refusal| refused(&state, &refusal))?;
+        .map_err(|refusal| refused(state, &refusal))?;
     if outcome.status == ScriptRunStatus::Error {
         let reason = secrets.mask(
             outcome
@@ -360,11 +382,11 @@ async fn test_run(
         stderr.push_str("sleuth: ");
         stderr.push_str(&syserr);
     }
-    Ok(Json(TestRunResponse {
+    Ok(TestRunResponse {
         status: outcome.status.as_str().to_string(),
         stderr,
         stdout: secrets.mask(outcome.stdout),
-    }))
+    })
 }
 
 /// List the triggers scripts can be tied to, as a tree (`parent`, `trigger_tree_labels`).

@@ -13,8 +13,8 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
-    CustomOutcomeValue, InvestigationStatus, Outcome, Priority, Strategy, StrategyInstruction,
-    StrategyOutcome, StrategyPriority, Timestamp, mitre,
+    CustomOutcomeValue, InvestigationStatus, Outcome, Priority, Role, Strategy,
+    StrategyInstruction, StrategyOutcome, StrategyPriority, Timestamp, mitre,
 };
 use sleuth_engine::strategies::check_condition;
 use sleuth_store::{
@@ -26,6 +26,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::audit::AuditNote;
+use crate::auth::Caller;
 use crate::dto::strategy::{
     BacktestAffectedDto, BacktestChangeDto, BacktestDto, CustomStrategyDto, CustomStrategyPageDto,
 };
@@ -414,7 +415,7 @@ fn now() -> Timestamp {
 }
 
 /// The store, with the shipped strategies created (once per process).
-async fn store(state: &AppState) -> ApiResult<&Arc<dyn Store>> {
+pub(crate) async fn store(state: &AppState) -> ApiResult<&Arc<dyn Store>> {
     let store = state.store()?;
     builtin_strategies::ensure(state, store).await?;
     Ok(store)
@@ -893,10 +894,21 @@ fn counted(changes: BTreeMap<(String, String), u64>) -> Vec<BacktestChangeDto> {
     security(("api_key" = [])))]
 async fn backtest(
     State(state): State<AppState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     ApiJson(request): ApiJson<BacktestRequest>,
 ) -> ApiResult<Json<BacktestDto>> {
-    let period = backtest_period(&request)?;
+    Ok(Json(run_backtest(&state, &caller, &request).await?))
+}
+
+/// Runs a backtest (admin), changing nothing: the route's work, and the console's
+/// settings form.
+pub(crate) async fn run_backtest(
+    state: &AppState,
+    caller: &Caller,
+    request: &BacktestRequest,
+) -> ApiResult<BacktestDto> {
+    caller.require(Role::Admin)?;
+    let period = backtest_period(request)?;
     let max = request
         .max_investigations
         .unwrap_or(DEFAULT_BACKTEST_INVESTIGATIONS);
@@ -911,8 +923,8 @@ async fn backtest(
         .as_deref()
         .map(|value| text_field("tenant_id", value, MAX_TITLE_CHARS, false))
         .transpose()?;
-    let store = store(&state).await?;
-    let (baseline, with_draft) = backtest_sets(&state, store, &request).await?;
+    let store = store(state).await?;
+    let (baseline, with_draft) = backtest_sets(state, store, request).await?;
     let page = store
         .list_investigations(&InvestigationQuery {
             states: vec![InvestigationStatus::Success],
@@ -937,7 +949,7 @@ async fn backtest(
             continue;
         }
         considered += 1;
-        let gathered = pipeline::gather(&state, store, &record).await?;
+        let gathered = pipeline::gather(state, store, &record).await?;
         let (task_state, sets) = (state.clone(), strategy_sets.clone());
         let ran = tokio::task::spawn_blocking(move || {
             let now = record.generated_time.unwrap_or_else(chrono::Utc::now);
@@ -974,7 +986,7 @@ async fn backtest(
             });
         }
     }
-    Ok(Json(BacktestDto {
+    Ok(BacktestDto {
         from: period.from.unwrap_or_default(),
         until: period.until.unwrap_or_default(),
         investigations_considered: considered,
@@ -984,7 +996,7 @@ async fn backtest(
         affected_investigation_ids: affected.iter().map(|item| item.investigation_id).collect(),
         affected,
         failed_investigation_ids: failed,
-    }))
+    })
 }
 
 /// What the audit log keeps of a strategy: its version and the size of its rule lists.
