@@ -129,15 +129,31 @@ pub fn build(state: AppState) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }
 
-async fn unknown_route() -> ApiError {
+/// A path no route has: the console's 404 page for a console path (a person followed a
+/// link), the API's JSON error otherwise.
+async fn unknown_route(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    if console::is_console_path(request.uri().path()) {
+        return console::unknown_page(&state, request).await;
+    }
     ApiError::not_found("no such endpoint; the API is described at GET /app/api/v1/schema")
+        .into_response()
 }
 
-async fn method_not_allowed() -> ApiError {
+async fn method_not_allowed(request: axum::extract::Request) -> axum::response::Response {
+    if console::is_console_path(request.uri().path()) {
+        return console::pages::error_page(
+            axum::http::StatusCode::METHOD_NOT_ALLOWED,
+            "This page does not take that kind of request.",
+        );
+    }
     ApiError::new(
         ErrorCode::MethodNotAllowed,
         "this endpoint does not accept that method; see GET /app/api/v1/schema",
     )
+    .into_response()
 }
 
 pub use crate::connections::{ConnectionLimits, serve};

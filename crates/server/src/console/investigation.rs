@@ -18,12 +18,13 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 use sleuth_domain::{InvestigationStatus, Outcome, Priority, Role};
-use sleuth_store::{InvestigationRecord, NoteRecord};
+use sleuth_store::{InvestigationRecord, NoteRecord, ScriptRunRecord};
 
 use crate::console::pages::{
     api_error_page, error_page, html_response, outcome_class, outcome_label, priority_class,
     query_string, shell, time,
 };
+use crate::console::runs;
 use crate::console::session::SignedIn;
 use crate::routes::feedback::{self, FeedbackRequest};
 use crate::routes::notes::{self, NoteRequest};
@@ -31,6 +32,8 @@ use crate::state::AppState;
 
 /// Notes shown on the page (the API pages through more).
 const NOTES_SHOWN: u32 = 200;
+/// Response-action runs shown on the page, newest first.
+const RUNS_SHOWN: u32 = 50;
 
 /// The outcomes an analyst may choose in feedback.
 const CHOSEN_OUTCOMES: [Outcome; 4] = [
@@ -57,32 +60,47 @@ pub(crate) async fn page(
         return no_such_investigation();
     };
     match read(&state, &signed_in, investigation_id).await {
-        Ok((record, notes)) => {
-            let title = format!("#{} {}", record.id, record.alert.parsed.title);
+        Ok(read) => {
+            let title = format!("#{} {}", read.record.id, read.record.alert.parsed.title);
             html_response(
                 StatusCode::OK,
-                shell(&title, Some(&signed_in), body(&signed_in, &record, &notes)),
+                shell(&title, Some(&signed_in), body(&signed_in, &read)),
             )
         }
         Err(error) => api_error_page(error),
     }
 }
 
+/// What the page shows of one investigation.
+struct Read {
+    record: InvestigationRecord,
+    notes: Vec<NoteRecord>,
+    runs: Vec<ScriptRunRecord>,
+}
+
 async fn read(
     state: &AppState,
     signed_in: &SignedIn,
     investigation_id: i64,
-) -> crate::error::ApiResult<(InvestigationRecord, Vec<NoteRecord>)> {
+) -> crate::error::ApiResult<Read> {
     let caller = signed_in.caller();
     caller.require(Role::RestrictedReadOnly)?;
     caller.check_investigation(state, investigation_id).await?;
     let store = state.store()?;
     let record = store.get_investigation(investigation_id).await?;
     let notes = store.list_notes(investigation_id, NOTES_SHOWN, 0).await?;
-    Ok((record, notes.items))
+    let runs = store
+        .list_investigation_script_runs(investigation_id, RUNS_SHOWN)
+        .await?;
+    Ok(Read {
+        record,
+        notes: notes.items,
+        runs,
+    })
 }
 
-fn body(signed_in: &SignedIn, record: &InvestigationRecord, notes: &[NoteRecord]) -> Markup {
+fn body(signed_in: &SignedIn, read: &Read) -> Markup {
+    let (record, notes, runs) = (&read.record, read.notes.as_slice(), read.runs.as_slice());
     let alert = &record.alert.parsed;
     let result = record.result.as_ref();
     let may_write = signed_in.session.user.role.allows(Role::Member);
@@ -150,8 +168,12 @@ fn body(signed_in: &SignedIn, record: &InvestigationRecord, notes: &[NoteRecord]
             (timeline(record, notes))
             section #runs {
                 h2 { "Response actions" }
-                @if record.remediation_action_runs.is_empty() { p { "None ran for this investigation." } }
-                ul { @for run in &record.remediation_action_runs { li { (run.action_name) " on " (run.entity) } } }
+                @if runs.is_empty() {
+                    p { "None ran for this investigation." }
+                } @else {
+                    (runs::table(runs, signed_in.session.user.role.allows(Role::Admin)))
+                    @if runs.len() >= RUNS_SHOWN as usize { p.meta { "The newest " (RUNS_SHOWN) " runs." } }
+                }
             }
             section #notes {
                 h2 { "Notes" }

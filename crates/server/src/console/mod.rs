@@ -16,15 +16,20 @@
 //! console answer carries (`security_headers`) forbids them.
 //!
 //! Pages: sign-in, sign-out and change password (`sign_in.rs`); the queue (`queue.rs`);
-//! an investigation, its feedback and notes (`investigation.rs`); the live events of the
-//! queue (`events.rs`, the API's stream for a session).
+//! an investigation, its feedback, notes and response-action runs (`investigation.rs`,
+//! `runs.rs`); the live events of the queue (`events.rs`, the API's stream for a
+//! session); the dashboard (`dashboard.rs`); the admin's settings (`settings.rs`); and
+//! the 404 page of any other console path (`unknown_page`).
 
 mod assets;
+mod dashboard;
 mod events;
 mod investigation;
 pub(crate) mod pages;
 mod queue;
+mod runs;
 mod session;
+mod settings;
 mod sign_in;
 pub mod throttle;
 
@@ -51,6 +56,7 @@ pub const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'self'; script-src 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(queue::page))
+        .route("/dashboard", get(dashboard::page))
         .route("/sign-in", get(sign_in::page).post(sign_in::submit))
         .route("/sign-out", post(sign_in::sign_out))
         .route(
@@ -69,8 +75,51 @@ pub(crate) fn router() -> Router<AppState> {
             "/investigations/{investigation_id}/notes",
             post(investigation::add_note),
         )
+        .route("/settings", get(settings::overview))
+        .route(
+            "/settings/context",
+            get(settings::context_show).post(settings::context_save),
+        )
+        .route("/settings/memory", get(settings::memory))
+        .route("/settings/strategies", get(settings::strategies_list))
+        .route(
+            "/settings/strategies/{strategy_id}",
+            get(settings::strategy_show),
+        )
+        .route(
+            "/settings/strategies/{strategy_id}/backtest",
+            post(settings::strategy_backtest),
+        )
+        .route(
+            "/settings/actions",
+            get(settings::actions_list).post(settings::action_create),
+        )
+        .route("/settings/actions/{script_id}", get(settings::action_show))
+        .route(
+            "/settings/actions/{script_id}/test",
+            post(settings::action_test),
+        )
+        .route("/settings/users", get(settings::users))
+        .route("/settings/unions", get(settings::unions))
+        .route("/settings/audit", get(settings::audit))
         .route("/console/events", get(events::stream))
         .route("/console/assets/{name}", get(assets::serve))
+}
+
+/// The 404 page of a console path no route has. It names the path (as text: a link
+/// someone sent may hold anything) and, for a signed-in user, keeps the navigation.
+pub(crate) async fn unknown_page(state: &AppState, request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let signed_in = session::optional(&parts, state)
+        .await
+        .filter(|signed_in| !signed_in.session.must_change_password);
+    let path: String = parts.uri.path().chars().take(200).collect();
+    let path = percent_encoding::percent_decode_str(&path).decode_utf8_lossy();
+    pages::error_page_for(
+        axum::http::StatusCode::NOT_FOUND,
+        &format!("There is no page at {path}."),
+        signed_in.as_ref(),
+    )
 }
 
 /// Whether a path is the console's (not the API's): its answers are HTML, not JSON.

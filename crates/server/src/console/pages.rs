@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
-use sleuth_domain::{Outcome, Priority, Timestamp};
+use sleuth_domain::{Outcome, Priority, Role, Timestamp};
 
 use crate::console::assets;
 use crate::console::session::SignedIn;
@@ -29,6 +29,10 @@ pub(crate) fn shell(title: &str, signed_in: Option<&SignedIn>, body: Markup) -> 
                     @if let Some(signed_in) = signed_in {
                         nav {
                             a href="/" { "Queue" }
+                            a href="/dashboard" { "Dashboard" }
+                            @if signed_in.session.user.role.allows(Role::Admin) {
+                                a href="/settings" #settings-link { "Settings" }
+                            }
                         }
                         div.who {
                             span.user { (signed_in.session.user.email) " · " (signed_in.session.user.role.as_str()) }
@@ -58,6 +62,15 @@ pub(crate) fn html_response(status: StatusCode, markup: Markup) -> Response {
 
 /// An error page: what went wrong and what to do, never internals.
 pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
+    error_page_for(status, message, None)
+}
+
+/// An error page with the navigation of the user who is signed in, when one is.
+pub(crate) fn error_page_for(
+    status: StatusCode,
+    message: &str,
+    signed_in: Option<&SignedIn>,
+) -> Response {
     let body = html! {
         section.error {
             h1 { (status.as_u16()) " " (status.canonical_reason().unwrap_or("Error")) }
@@ -65,7 +78,7 @@ pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
             p { a href="/" { "Back to the queue" } }
         }
     };
-    html_response(status, shell("Error", None, body))
+    html_response(status, shell("Error", signed_in, body))
 }
 
 /// An API error as a console error page (the same message the API would send).

@@ -24,6 +24,7 @@ pub(crate) const READER: &str = "reader@example.com";
 pub(crate) struct ConsoleApp {
     pub(crate) address: String,
     pub(crate) member_key: String,
+    pub(crate) admin_key: String,
     pub(crate) state: AppState,
     pub(crate) store: Arc<dyn Store>,
     _shutdown: oneshot::Sender<()>,
@@ -60,7 +61,7 @@ impl ConsoleApp {
         );
         let state = AppState::new(settings, sleuth_engine::Context::empty());
         state.set_store(store.clone());
-        add_user(&store, ADMIN, Role::Admin).await;
+        let admin_key = add_user(&store, ADMIN, Role::Admin).await;
         let member_key = add_user(&store, MEMBER, Role::Member).await;
         add_user(&store, READER, Role::RestrictedReadOnly).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -79,11 +80,52 @@ impl ConsoleApp {
         ConsoleApp {
             address,
             member_key,
+            admin_key,
             state,
             store,
             _shutdown: shutdown,
             _directory: directory,
         }
+    }
+
+    /// An app whose response actions run in a real sandbox, with uids of its own so that
+    /// tests side by side never share a slot.
+    pub(crate) async fn start_with_sandbox() -> ConsoleApp {
+        static NEXT_UID_RANGE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let range = NEXT_UID_RANGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let app = ConsoleApp::start_with(|settings| {
+            let sandbox = &mut settings.sandbox;
+            sandbox.wall_clock_seconds = 5;
+            sandbox.cpu_seconds = 5;
+            sandbox.memory_mb = 256;
+            sandbox.max_processes = 32;
+            sandbox.slots = 2;
+            sandbox.queue_timeout_seconds = 30;
+            // Apart from the API tests' range, the sandbox crate's and any real user.
+            sandbox.uid_base = 2_300_000_000 + (std::process::id() % 100_000) * 1_000 + range * 10;
+            sandbox.work_root = std::env::temp_dir().join("sleuth-console-sandbox-tests");
+        })
+        .await;
+        let config = app.state.settings().sandbox.sandbox_config(
+            env!("CARGO_BIN_EXE_sleuth-server-sandbox-exec").into(),
+            Vec::new(),
+        );
+        let sandbox = tokio::task::spawn_blocking(move || sleuth_sandbox::Sandbox::probe(config))
+            .await
+            .expect("probe the sandbox");
+        app.state.set_sandbox(sandbox);
+        app
+    }
+
+    /// A POST of JSON to the API as the admin.
+    pub(crate) async fn admin_post(&self, path: &str, body: &Value) -> Answer {
+        self.request(
+            "POST",
+            path,
+            &[("authorization", &self.admin_key)],
+            Some(("application/json", body.to_string().into_bytes())),
+        )
+        .await
     }
 
     pub(crate) fn url(&self, path: &str) -> String {

@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod harness;
+mod pages;
 mod webdriver;
 
 use serde_json::{Value, json};
