@@ -859,6 +859,8 @@ CREATE INDEX jobs_by_token ON public.jobs USING btree (lease_token);
 
 CREATE INDEX notification_deliveries_by_state ON public.notification_deliveries USING btree (destination_id, state, id);
 
+CREATE INDEX notification_deliveries_delivered ON public.notification_deliveries USING btree (delivered_at) WHERE (state = 'delivered'::text);
+
 CREATE INDEX notification_deliveries_due ON public.notification_deliveries USING btree (destination_id, next_attempt_at) WHERE (state = 'pending'::text);
 
 CREATE UNIQUE INDEX notification_deliveries_once ON public.notification_deliveries USING btree (destination_id, system_event_id);

@@ -719,6 +719,9 @@ CREATE INDEX jobs_by_token ON jobs (lease_token);
 CREATE INDEX notification_deliveries_by_state
     ON notification_deliveries (destination_id, state, id);
 
+CREATE INDEX notification_deliveries_delivered
+    ON notification_deliveries (delivered_at) WHERE state = 'delivered';
+
 CREATE INDEX notification_deliveries_due
     ON notification_deliveries (destination_id, next_attempt_at) WHERE state = 'pending';
 

@@ -22,7 +22,7 @@ pub(crate) enum NotificationCommand {
     Add {
         #[arg(long)]
         name: String,
-        /// webhook, slack, teams, pagerduty or syslog.
+        /// webhook, slack, teams, pagerduty, syslog or email.
         #[arg(long)]
         kind: String,
         /// The settings as JSON, or @FILE (secrets only named: `url_secret`, ...).

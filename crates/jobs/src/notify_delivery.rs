@@ -29,9 +29,11 @@ use chrono::Utc;
 use serde_json::Value;
 use sleuth_domain::{Outcome, Timestamp};
 use sleuth_notify::destination::{Kind, Settings as DestinationSettings, SyslogProtocol};
-use sleuth_notify::render::{pagerduty, slack, syslog, teams, webhook};
+use sleuth_notify::render::{email, pagerduty, slack, syslog, teams, webhook};
 use sleuth_notify::retry::{Next, Schedule};
-use sleuth_notify::{Closed, Concluded, Event, EventKind, EventName, Rule, SystemNotice, Template};
+use sleuth_notify::{
+    Closed, Concluded, Event, EventKind, EventName, Rule, RunFailed, SystemNotice, Template,
+};
 use sleuth_store::{
     AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryRecord, NewDelivery,
     NotificationDestinationRecord, Store, StoreError, StoreResult, SystemEventRecord,
@@ -59,10 +61,83 @@ struct Local {
     horizon: Horizon,
     /// Not before then: the destination's own rate limit.
     next_send: Instant,
+    /// The lease this process holds on the destination, if it does.
+    held: Option<Held>,
+}
+
+/// A lease this process holds: its token, and until when the store keeps it ours.
+#[derive(Debug, Clone, PartialEq)]
+struct Held {
+    token: String,
+    until: Timestamp,
+}
+
+/// What to do about a destination's lease on a tick.
+#[derive(Debug, Clone, PartialEq)]
+enum LeaseStep {
+    /// Ours for long enough: work under it, writing nothing to keep it.
+    Keep,
+    /// Ours, but past the middle of its time: extend it before working.
+    Renew,
+    /// Nobody's (or expired): take it with a new token.
+    Take,
+    /// Another process's, unexpired: leave the destination to it, reading nothing more.
+    Leave,
+}
+
+/// The lease step: an idle destination costs no write per tick. A held lease is renewed
+/// only in the second half of its time, so a holder writes about twice per lease period;
+/// another process's lease is never touched before it expires.
+fn lease_step(
+    held: Option<&Held>,
+    stored_expiry: Option<Timestamp>,
+    now: Timestamp,
+    lease: chrono::Duration,
+) -> LeaseStep {
+    match held {
+        Some(held) if held.until - now > lease / 2 => LeaseStep::Keep,
+        Some(_) => LeaseStep::Renew,
+        None if stored_expiry.is_some_and(|expiry| expiry > now) => LeaseStep::Leave,
+        None => LeaseStep::Take,
+    }
+}
+
+/// Takes or renews the lease per `lease_step`; false when the destination is not ours to
+/// work on now.
+async fn hold(
+    store: &dyn Store,
+    destination: &NotificationDestinationRecord,
+    local: &mut Local,
+    settings: &NotificationSettings,
+) -> StoreResult<bool> {
+    let now = Utc::now();
+    let token = match lease_step(
+        local.held.as_ref(),
+        destination.lease_expires_at,
+        now,
+        lease(settings),
+    ) {
+        LeaseStep::Keep => return Ok(true),
+        LeaseStep::Leave => return Ok(false),
+        LeaseStep::Renew => local.held.take().map(|held| held.token).unwrap_or_default(),
+        LeaseStep::Take => Uuid::new_v4().to_string(),
+    };
+    local.held = None;
+    let until = now + lease(settings);
+    if store
+        .lease_notification_destination(destination.id, &token, now, until)
+        .await?
+    {
+        local.held = Some(Held { token, until });
+        Ok(true)
+    } else {
+        Ok(false)
+    }
 }
 
 /// Delivers notifications until `shutdown` turns true; a round under way stops after the
-/// send in flight.
+/// send in flight. Leases are kept between rounds and given back on shutdown (a process
+/// that dies loses them when they expire).
 pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::Receiver<bool>) {
     let settings = runtime.settings().notifications.clone();
     let transport = match Transport::new() {
@@ -76,34 +151,34 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
     let delivering: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
     let locals: Arc<Mutex<BTreeMap<i64, Local>>> = Arc::default();
     let mut tasks = tokio::task::JoinSet::new();
+    let mut next_purge = Instant::now();
     tracing::info!("notification deliverer started");
     while !*shutdown.borrow() {
-        match store.list_notification_destinations().await {
+        if Instant::now() >= next_purge {
+            purge_delivered(store.as_ref(), &settings).await;
+            next_purge = Instant::now() + PURGE_EVERY;
+        }
+        match store.notification_destinations_to_deliver().await {
             Ok(destinations) => {
                 for destination in destinations {
                     let now = Utc::now();
-                    if !destination.enabled
-                        || destination.paused_until.is_some_and(|until| until > now)
-                        || locked(&delivering).contains(&destination.id)
-                    {
+                    if locked(&delivering).contains(&destination.id) {
                         continue;
                     }
-                    let token = Uuid::new_v4().to_string();
-                    match store
-                        .lease_notification_destination(
-                            destination.id,
-                            &token,
-                            now,
-                            now + lease(&settings),
-                        )
-                        .await
-                    {
-                        Ok(true) => {}
-                        Ok(false) => continue,
-                        Err(error) => {
-                            tracing::warn!(%error, destination = %destination.name, "could not lease a notification destination");
-                            continue;
+                    if !destination.enabled {
+                        // Disabled meanwhile: give its lease back, once.
+                        let held = locked(&locals)
+                            .get_mut(&destination.id)
+                            .and_then(|local| local.held.take());
+                        if let Some(held) = held {
+                            let _ = store
+                                .release_notification_destination(destination.id, &held.token)
+                                .await;
                         }
+                        continue;
+                    }
+                    if destination.paused_until.is_some_and(|until| until > now) {
+                        continue;
                     }
                     locked(&delivering).insert(destination.id);
                     let deliverer = Deliverer {
@@ -111,7 +186,6 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
                         store: store.clone(),
                         transport: transport.clone(),
                         settings: settings.clone(),
-                        token,
                         shutdown: shutdown.clone(),
                     };
                     let (delivering, locals) = (delivering.clone(), locals.clone());
@@ -121,14 +195,27 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
                         let mut local = locked(&locals).remove(&id).unwrap_or_else(|| Local {
                             horizon: Horizon::new(destination.cursor, GAP_PATIENCE),
                             next_send: Instant::now(),
+                            held: None,
                         });
-                        if let Err(error) = deliverer.rounds(destination, &mut local).await {
-                            tracing::warn!(%error, destination = %name, "a notification round failed; it is tried again");
+                        match hold(
+                            deliverer.store.as_ref(),
+                            &destination,
+                            &mut local,
+                            &deliverer.settings,
+                        )
+                        .await
+                        {
+                            Ok(true) => {
+                                if let Err(error) = deliverer.rounds(destination, &mut local).await
+                                {
+                                    tracing::warn!(%error, destination = %name, "a notification round failed; it is tried again");
+                                }
+                            }
+                            Ok(false) => {}
+                            Err(error) => {
+                                tracing::warn!(%error, destination = %name, "could not lease a notification destination");
+                            }
                         }
-                        let _ = deliverer
-                            .store
-                            .release_notification_destination(id, &deliverer.token)
-                            .await;
                         locked(&locals).insert(id, local);
                         locked(&delivering).remove(&id);
                     });
@@ -143,7 +230,54 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
         }
     }
     while tasks.join_next().await.is_some() {}
+    let held: Vec<(i64, Held)> = locked(&locals)
+        .iter_mut()
+        .filter_map(|(id, local)| local.held.take().map(|held| (*id, held)))
+        .collect();
+    for (id, held) in held {
+        let _ = store
+            .release_notification_destination(id, &held.token)
+            .await;
+    }
     tracing::info!("notification deliverer stopped");
+}
+
+/// How often a deliverer deletes delivered deliveries past `keep_delivered_days`.
+const PURGE_EVERY: Duration = Duration::from_secs(600);
+/// Rows one purge statement deletes at most: a short write, however large the backlog.
+const PURGE_BATCH: u32 = 1000;
+
+/// Deletes the delivered deliveries older than the settings keep, a batch at a time.
+async fn purge_delivered(store: &dyn Store, settings: &NotificationSettings) {
+    if settings.keep_delivered_days == 0 {
+        return;
+    }
+    let cutoff = Utc::now() - chrono::Duration::days(i64::from(settings.keep_delivered_days));
+    let mut purged = 0;
+    loop {
+        match store
+            .purge_delivered_notifications(cutoff, PURGE_BATCH)
+            .await
+        {
+            Ok(count) => {
+                purged += count;
+                if count < u64::from(PURGE_BATCH) {
+                    break;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "could not delete old notification deliveries; tried again later");
+                break;
+            }
+        }
+    }
+    if purged > 0 {
+        tracing::info!(
+            purged,
+            older_than_days = settings.keep_delivered_days,
+            "deleted delivered notification deliveries"
+        );
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -175,7 +309,6 @@ struct Deliverer {
     store: Arc<dyn Store>,
     transport: Transport,
     settings: NotificationSettings,
-    token: String,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -203,24 +336,17 @@ impl Deliverer {
             if *self.shutdown.borrow() || (round.queued_all && round.sent_all) {
                 return Ok(());
             }
-            let now = Utc::now();
-            if !self
-                .store
-                .lease_notification_destination(
-                    destination.id,
-                    &self.token,
-                    now,
-                    now + lease(&self.settings),
-                )
-                .await?
-            {
-                return Ok(());
-            }
             destination = self
                 .store
                 .get_notification_destination(destination.id)
                 .await?;
-            if destination.paused_until.is_some_and(|until| until > now) {
+            if !hold(self.store.as_ref(), &destination, local, &self.settings).await? {
+                return Ok(());
+            }
+            if destination
+                .paused_until
+                .is_some_and(|until| until > Utc::now())
+            {
                 return Ok(());
             }
         }
@@ -279,10 +405,15 @@ impl Deliverer {
                 });
             }
         }
+        let lease_token = local
+            .held
+            .as_ref()
+            .map(|held| held.token.clone())
+            .unwrap_or_default();
         self.store
             .queue_notification_deliveries(&DeliveryBatch {
                 destination_id: destination.id,
-                lease_token: self.token.clone(),
+                lease_token,
                 cursor: through,
                 deliveries,
                 at: Utc::now(),
@@ -511,6 +642,21 @@ impl Prepared {
                 };
                 transport.syslog(address, protocol, &line).await
             }
+            DestinationSettings::Email(settings) => {
+                let message = email::render(event, template);
+                let password = settings
+                    .password_secret
+                    .as_deref()
+                    .and_then(|name| self.secrets.values().remove(name));
+                transport
+                    .email(notify_transport::Mail {
+                        settings,
+                        password,
+                        message: &message,
+                        event_id: event.id,
+                    })
+                    .await
+            }
         }
     }
 }
@@ -644,6 +790,9 @@ async fn told_event(
             closes: Some(concluded),
         }));
     }
+    if name == sleuth_store::RESPONSE_ACTION_RUN_FAILED {
+        return run_failed_event(store, record, base_url).await;
+    }
     let message = match name {
         triggers::INVESTIGATION_STOPPED => {
             let investigation = record.investigation_id.unwrap_or_default();
@@ -679,6 +828,59 @@ async fn told_event(
             kind: EventKind::SystemEvent(SystemNotice {
                 name: name.to_string(),
                 message,
+            }),
+        },
+        closes: None,
+    }))
+}
+
+/// A failed response-action run as destinations are told of it. It belongs to the tenant
+/// of the investigation it ran on, if any (so tenant-union rules apply to it).
+async fn run_failed_event(
+    store: &dyn Store,
+    record: &SystemEventRecord,
+    base_url: &str,
+) -> StoreResult<Option<Told>> {
+    let args = &record.trigger_args;
+    let text = |key: &str| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let Some(script_run_id) = args.get("script_run_id").and_then(Value::as_i64) else {
+        return Ok(None);
+    };
+    let (mut tenant, mut tenant_unions) = (None, Vec::new());
+    if let Some(investigation_id) = record.investigation_id {
+        match store.get_investigation(investigation_id).await {
+            Ok(investigation) => {
+                tenant = investigation.alert.parsed.tenant_id.clone();
+                tenant_unions = vec![investigation.alert.tenant_union.display_name.clone()];
+            }
+            Err(StoreError::NotFound { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(Some(Told {
+        event: Event {
+            id: event_id(record.id),
+            occurred_at: record.created_at,
+            tenant,
+            tenant_unions,
+            kind: EventKind::ResponseRunFailed(RunFailed {
+                run_id: Uuid::new_v5(
+                    &EVENT_NAMESPACE,
+                    format!("script-run:{script_run_id}").as_bytes(),
+                ),
+                action_name: text("script_name"),
+                investigation_id: record.investigation_id.map(investigation_uuid),
+                status: text("status"),
+                detail: text("detail"),
+                link: format!(
+                    "{}/app/api/v1/response-actions/runs/{script_run_id}",
+                    base_url.trim_end_matches('/')
+                ),
             }),
         },
         closes: None,
@@ -826,6 +1028,31 @@ mod tests {
                 error: "refused: HTTP 404: token *** unknown".into()
             }
         );
+    }
+
+    #[test]
+    fn an_idle_holder_writes_nothing_until_the_second_half_of_its_lease() {
+        let now = Utc::now();
+        let lease = chrono::Duration::seconds(60);
+        let held = |left: i64| Held {
+            token: "mine".into(),
+            until: now + chrono::Duration::seconds(left),
+        };
+        let check = |held: Option<Held>, stored: Option<i64>, expected: LeaseStep| {
+            let stored = stored.map(|left| now + chrono::Duration::seconds(left));
+            assert_eq!(
+                lease_step(held.as_ref(), stored, now, lease),
+                expected,
+                "held {held:?}, stored expiry {stored:?}"
+            );
+        };
+        check(Some(held(59)), Some(59), LeaseStep::Keep);
+        check(Some(held(31)), Some(31), LeaseStep::Keep);
+        check(Some(held(30)), Some(30), LeaseStep::Renew);
+        check(Some(held(-5)), Some(-5), LeaseStep::Renew);
+        check(None, Some(20), LeaseStep::Leave);
+        check(None, Some(0), LeaseStep::Take);
+        check(None, None, LeaseStep::Take);
     }
 
     #[test]

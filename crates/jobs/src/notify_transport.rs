@@ -8,11 +8,23 @@
 //!   refused for good, and so is a URL that is not http(s).
 //! - Syslog gets one RFC 5424 line, over TCP framed by octet counting (RFC 6587) or as
 //!   one UDP datagram. UDP cannot say whether anyone received it: "sent" is all it knows.
+//! - Email goes over SMTP (lettre), one connection per message: STARTTLS required unless
+//!   the settings say `tls` (TLS from the first byte) or `none`; a server that does not
+//!   offer STARTTLS is not sent the message, let alone the password. A permanent SMTP
+//!   answer (5xx: unknown recipient, login refused) is refused for good; a transient one
+//!   (4xx) is tried again. The message id is the event's, so a mailbox can drop a repeat.
 //! - A connection that fails, times out or fails TLS is tried again; its reason is kept.
 
 use std::time::Duration;
 
+use lettre::message::Mailbox;
+use lettre::message::header::ContentType;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use sleuth_notify::destination::{EmailSettings, SmtpSecurity};
 use sleuth_notify::render::HttpMessage;
+use sleuth_notify::render::email::EmailMessage;
 use sleuth_notify::render::syslog::frame_for_tcp;
 use sleuth_notify::retry::{Answer, classify, parse_retry_after};
 use tokio::io::AsyncWriteExt;
@@ -145,6 +157,110 @@ impl Transport {
             },
         }
     }
+}
+
+/// One email to send: the destination's settings, its password opened, the rendered
+/// message and the event's id (the Message-ID's left part).
+pub struct Mail<'a> {
+    pub settings: &'a EmailSettings,
+    pub password: Option<String>,
+    pub message: &'a EmailMessage,
+    pub event_id: uuid::Uuid,
+}
+
+impl Transport {
+    /// Sends `mail` over SMTP.
+    pub async fn email(&self, mail: Mail<'_>) -> Attempt {
+        let message = match build_message(&mail) {
+            Ok(message) => message,
+            Err(reason) => return Attempt::Refused { reason },
+        };
+        let transport = match smtp_transport(&mail) {
+            Ok(transport) => transport,
+            Err(reason) => return Attempt::Refused { reason },
+        };
+        match transport.send(message).await {
+            Ok(response) => Attempt::Delivered {
+                detail: format!(
+                    "SMTP {}: {}",
+                    response.code(),
+                    response.message().collect::<Vec<_>>().join(" ")
+                ),
+            },
+            // lettre's errors say their causes themselves.
+            Err(error) if error.is_permanent() => Attempt::Refused {
+                reason: format!("the SMTP server refused: {error}"),
+            },
+            Err(error) => Attempt::TryAgain {
+                reason: format!(
+                    "could not send over SMTP to {}:{}: {error}",
+                    mail.settings.server, mail.settings.port,
+                ),
+                retry_after: None,
+            },
+        }
+    }
+}
+
+fn build_message(mail: &Mail<'_>) -> Result<lettre::Message, String> {
+    let mailbox = |text: &str| {
+        text.parse::<Mailbox>()
+            .map_err(|error| format!("the address '{text}' cannot be used: {error}"))
+    };
+    let mut builder = lettre::Message::builder()
+        .from(mailbox(&mail.settings.from)?)
+        .subject(mail.message.subject.clone())
+        .message_id(Some(format!("<{}@sleuth.notification>", mail.event_id)))
+        .header(ContentType::TEXT_PLAIN);
+    for recipient in &mail.settings.to {
+        builder = builder.to(mailbox(recipient)?);
+    }
+    builder
+        .body(mail.message.text.clone())
+        .map_err(|error| format!("the message cannot be built: {error}"))
+}
+
+fn smtp_transport(mail: &Mail<'_>) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
+    let settings = mail.settings;
+    let parameters = || {
+        let mut builder = TlsParameters::builder(
+            settings
+                .server
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        );
+        if let Some(pem) = &settings.ca_certificate {
+            let certificate = Certificate::from_pem(pem.as_bytes()).map_err(|error| {
+                format!("the destination's ca_certificate is unusable: {error}")
+            })?;
+            builder = builder.add_root_certificate(certificate);
+        }
+        builder
+            .build_rustls()
+            .map_err(|error| format!("TLS could not be set up: {}", error_chain(&error)))
+    };
+    let tls = match settings.security {
+        SmtpSecurity::Starttls => Tls::Required(parameters()?),
+        SmtpSecurity::Tls => Tls::Wrapper(parameters()?),
+        SmtpSecurity::None => Tls::None,
+    };
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&settings.server)
+        .port(settings.port)
+        .timeout(Some(TIMEOUT))
+        .tls(tls);
+    match (&settings.username, &mail.password) {
+        // Checked settings never pair a login with `none`; this holds even if they did.
+        (Some(_), _) if settings.security == SmtpSecurity::None => {
+            return Err("credentials are never sent without TLS".into());
+        }
+        (Some(username), Some(password)) => {
+            builder = builder.credentials(Credentials::new(username.clone(), password.clone()));
+        }
+        (Some(_), None) => return Err("the SMTP password's secret is not stored".into()),
+        (None, _) => {}
+    }
+    Ok(builder.build())
 }
 
 /// An error with its causes ("error sending request: connection refused"), which is what

@@ -304,6 +304,9 @@ pub struct NotificationSettings {
     pub retry_max_attempts: u32,
     /// Events read, and deliveries sent, per destination per round at most.
     pub batch: u32,
+    /// Delivered deliveries are deleted from the log this many days after delivery
+    /// (pending and dead ones stay until handled); 0 keeps them forever.
+    pub keep_delivered_days: u32,
 }
 
 impl Default for NotificationSettings {
@@ -316,6 +319,7 @@ impl Default for NotificationSettings {
             retry_max_delay_ms: 3_600_000,
             retry_max_attempts: 12,
             batch: 100,
+            keep_delivered_days: 30,
         }
     }
 }

@@ -14,15 +14,17 @@ pub enum Kind {
     Teams,
     PagerDuty,
     Syslog,
+    Email,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Webhook,
         Kind::Slack,
         Kind::Teams,
         Kind::PagerDuty,
         Kind::Syslog,
+        Kind::Email,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -32,6 +34,7 @@ impl Kind {
             Kind::Teams => "teams",
             Kind::PagerDuty => "pagerduty",
             Kind::Syslog => "syslog",
+            Kind::Email => "email",
         }
     }
 
@@ -54,6 +57,49 @@ pub const PAGERDUTY_EVENTS_URL: &str = "https://events.pagerduty.com/v2/enqueue"
 pub enum SyslogProtocol {
     Tcp,
     Udp,
+}
+
+/// How an SMTP connection is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    /// Plain connection upgraded with STARTTLS before anything else is said; a server that
+    /// does not offer it is not sent the message. The default.
+    Starttls,
+    /// TLS from the first byte (SMTPS, usually port 465).
+    Tls,
+    /// No TLS at all: only for a relay on a trusted network, and never with credentials.
+    None,
+}
+
+impl SmtpSecurity {
+    /// The port each usually listens on.
+    pub fn default_port(self) -> u16 {
+        match self {
+            SmtpSecurity::Starttls => 587,
+            SmtpSecurity::Tls => 465,
+            SmtpSecurity::None => 25,
+        }
+    }
+}
+
+/// An email destination's checked settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailSettings {
+    /// The SMTP server's host name or IP address (also the name its certificate must carry).
+    pub server: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    /// The sender, `sleuth@example.com` or `Sleuth <sleuth@example.com>`.
+    pub from: String,
+    /// The recipients, at least one.
+    pub to: Vec<String>,
+    /// The SMTP login, with the secret holding its password; both or neither.
+    pub username: Option<String>,
+    pub password_secret: Option<String>,
+    /// A PEM certificate trusted besides the system's roots (a private CA, or the relay's
+    /// own self-signed certificate).
+    pub ca_certificate: Option<String>,
 }
 
 /// A destination's checked settings.
@@ -83,6 +129,7 @@ pub enum Settings {
         /// The HOSTNAME field of each line.
         hostname: String,
     },
+    Email(EmailSettings),
 }
 
 /// What is wrong with a setting, for a 400 that names the field.
@@ -126,6 +173,22 @@ struct SyslogFields {
     facility: Option<u8>,
     hostname: Option<String>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmailFields {
+    server: String,
+    port: Option<u16>,
+    security: Option<SmtpSecurity>,
+    from: String,
+    to: Vec<String>,
+    username: Option<String>,
+    password_secret: Option<String>,
+    ca_certificate: Option<String>,
+}
+
+/// The most recipients one destination sends to (a list belongs in a mailing list).
+const MAX_RECIPIENTS: usize = 50;
 
 /// The `local4` facility (20): a SIEM's usual choice for an application's security events.
 const DEFAULT_FACILITY: u8 = 20;
@@ -231,6 +294,7 @@ impl Settings {
                     hostname,
                 }
             }
+            Kind::Email => Settings::Email(email_settings(fields(settings)?)?),
         })
     }
 
@@ -250,8 +314,122 @@ impl Settings {
                 routing_key_secret, ..
             } => vec![routing_key_secret],
             Settings::Syslog { .. } => Vec::new(),
+            Settings::Email(email) => email.password_secret.iter().map(String::as_str).collect(),
         }
     }
+}
+
+fn problem(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: format!("settings.{field}"),
+        message: message.into(),
+    }
+}
+
+/// An address as a mail header carries it: `name@example.com`, or `Display <name@example.com>`.
+/// Line breaks and angle brackets outside the one pair are refused: they would start a
+/// header or a second address.
+fn mailbox(field: &str, text: &str) -> Result<(), FieldError> {
+    let address = match text.rsplit_once('<') {
+        Some((display, rest)) => {
+            let Some(address) = rest.strip_suffix('>') else {
+                return Err(problem(field, "an address in <> must end with >"));
+            };
+            if display.contains(['<', '>', '"', '\\']) {
+                return Err(problem(
+                    field,
+                    "a display name cannot hold <, >, quotes or backslashes",
+                ));
+            }
+            address
+        }
+        None => text,
+    };
+    let printable = text.chars().all(|character| !character.is_control());
+    if printable && text.len() <= 320 && email_address::EmailAddress::is_valid(address) {
+        Ok(())
+    } else {
+        Err(problem(
+            field,
+            "must be an email address, e.g. soc@example.com or SOC <soc@example.com>",
+        ))
+    }
+}
+
+fn email_settings(fields: EmailFields) -> Result<EmailSettings, FieldError> {
+    let server = fields.server.trim().to_string();
+    let host_ok = !server.is_empty()
+        && server.len() <= 253
+        && server
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "-.:[]".contains(character));
+    if !host_ok {
+        return Err(problem(
+            "server",
+            "must be a host name or IP address, e.g. smtp.example.com",
+        ));
+    }
+    let security = fields.security.unwrap_or(SmtpSecurity::Starttls);
+    let port = fields.port.unwrap_or(security.default_port());
+    if port == 0 {
+        return Err(problem("port", "must be 1 to 65535"));
+    }
+    mailbox("from", &fields.from)?;
+    if fields.to.is_empty() || fields.to.len() > MAX_RECIPIENTS {
+        return Err(problem(
+            "to",
+            format!("must list 1 to {MAX_RECIPIENTS} recipients"),
+        ));
+    }
+    for recipient in &fields.to {
+        mailbox("to", recipient)?;
+    }
+    let (username, password_secret) = match (fields.username, fields.password_secret) {
+        (None, None) => (None, None),
+        (Some(username), Some(password)) => {
+            if username.is_empty() || username.len() > 256 || username.chars().any(char::is_control)
+            {
+                return Err(problem(
+                    "username",
+                    "must be 1 to 256 characters without control characters",
+                ));
+            }
+            (
+                Some(username),
+                Some(secret_name("password_secret", password)?),
+            )
+        }
+        _ => {
+            return Err(problem(
+                "password_secret",
+                "username and password_secret go together: give both or neither",
+            ));
+        }
+    };
+    if security == SmtpSecurity::None && username.is_some() {
+        return Err(problem(
+            "security",
+            "credentials are never sent without TLS: use starttls or tls, or no login",
+        ));
+    }
+    if let Some(pem) = &fields.ca_certificate
+        && (!pem.contains("-----BEGIN CERTIFICATE-----") || pem.len() > 64 * 1024)
+    {
+        return Err(problem(
+            "ca_certificate",
+            "must be a PEM certificate (-----BEGIN CERTIFICATE-----), at most 64 KiB",
+        ));
+    }
+    Ok(EmailSettings {
+        server,
+        port,
+        security,
+        from: fields.from,
+        to: fields.to,
+        username,
+        password_secret,
+        ca_certificate: fields.ca_certificate,
+    })
 }
 
 #[cfg(test)]
@@ -319,6 +497,83 @@ mod tests {
         .unwrap_err();
         assert_eq!(facility.field, "settings.facility");
         assert_eq!(Kind::parse("pagerduty"), Some(Kind::PagerDuty));
-        assert_eq!(Kind::parse("email"), None);
+        assert_eq!(Kind::parse("email"), Some(Kind::Email));
+        assert_eq!(Kind::parse("fax"), None);
+    }
+
+    fn email(settings: Value) -> Result<Settings, FieldError> {
+        Settings::check(Kind::Email, &settings)
+    }
+
+    #[test]
+    fn email_requires_starttls_by_default_and_names_its_password_secret() {
+        let checked = email(json!({
+            "server": "smtp.example.com",
+            "from": "Sleuth <sleuth@example.com>",
+            "to": ["soc@example.com"],
+            "username": "sleuth",
+            "password_secret": "SMTP_PASSWORD",
+        }))
+        .unwrap();
+        assert_eq!(checked.secret_names(), ["SMTP_PASSWORD"]);
+        let Settings::Email(settings) = checked else {
+            panic!("{checked:?}");
+        };
+        assert_eq!(settings.security, SmtpSecurity::Starttls);
+        assert_eq!(settings.port, 587);
+        let relay = email(json!({
+            "server": "10.0.0.5", "port": 25, "security": "none",
+            "from": "sleuth@example.com", "to": ["soc@example.com"],
+        }))
+        .unwrap();
+        assert!(relay.secret_names().is_empty());
+    }
+
+    #[test]
+    fn email_settings_refuse_credentials_without_tls_and_bad_addresses() {
+        let cases = [
+            (
+                json!({"server": "smtp.example.com", "security": "none", "from": "a@example.com",
+                       "to": ["b@example.com"], "username": "u", "password_secret": "P"}),
+                "settings.security",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "a@example.com",
+                       "to": ["b@example.com"], "username": "u"}),
+                "settings.password_secret",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "a@example.com",
+                       "to": ["b@example.com\r\nBcc: victim@example.com"]}),
+                "settings.to",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "a@example.com", "to": []}),
+                "settings.to",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "Evil <x> <a@example.com>",
+                       "to": ["b@example.com"]}),
+                "settings.from",
+            ),
+            (
+                json!({"server": "smtp example", "from": "a@example.com", "to": ["b@example.com"]}),
+                "settings.server",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "a@example.com",
+                       "to": ["b@example.com"], "password_secret": "hunter2!", "username": "u"}),
+                "settings.password_secret",
+            ),
+            (
+                json!({"server": "smtp.example.com", "from": "a@example.com",
+                       "to": ["b@example.com"], "ca_certificate": "not a pem"}),
+                "settings.ca_certificate",
+            ),
+        ];
+        for (settings, field) in cases {
+            let error = email(settings.clone()).unwrap_err();
+            assert_eq!(error.field, field, "{settings}: {error}");
+        }
     }
 }

@@ -180,6 +180,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "union_and_type_source_facets",
         sql: include_str!("../migrations/0033_union_and_type_source_facets.sql"),
     },
+    Migration {
+        version: 34,
+        name: "notification_retention",
+        sql: include_str!("../migrations/0034_notification_retention.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

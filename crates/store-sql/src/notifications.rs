@@ -31,6 +31,15 @@ macro_rules! destination_columns {
     };
 }
 
+/// The destination's columns without the counts of its deliveries (read as 0).
+macro_rules! uncounted_destination_columns {
+    () => {
+        "id, name, kind, settings, rule, template, enabled, rate_limit_per_minute, cursor, \
+         paused_until, lease_expires_at, last_error, last_error_at, last_delivered_at, \
+         0 AS pending, 0 AS delivered, 0 AS dead, created_at, updated_at"
+    };
+}
+
 macro_rules! delivery_columns {
     () => {
         "id, destination_id, system_event_id, event_id, event, state, attempts, \
@@ -123,6 +132,22 @@ impl NotificationStore for SqlStore {
         sqlx::query(concat!(
             "SELECT ",
             destination_columns!(),
+            " FROM notification_destinations ORDER BY id"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .db()?
+        .iter()
+        .map(read_destination)
+        .collect()
+    }
+
+    async fn notification_destinations_to_deliver(
+        &self,
+    ) -> StoreResult<Vec<NotificationDestinationRecord>> {
+        sqlx::query(concat!(
+            "SELECT ",
+            uncounted_destination_columns!(),
             " FROM notification_destinations ORDER BY id"
         ))
         .fetch_all(&self.pool)
@@ -377,6 +402,25 @@ impl NotificationStore for SqlStore {
         .iter()
         .map(read_delivery)
         .collect()
+    }
+
+    async fn purge_delivered_notifications(
+        &self,
+        before: Timestamp,
+        limit: u32,
+    ) -> StoreResult<u64> {
+        // By the partial index of delivered rows by time: a purge reads only what it deletes.
+        let purged = sqlx::query(
+            "DELETE FROM notification_deliveries WHERE id IN (SELECT id FROM \
+             notification_deliveries WHERE state = 'delivered' AND delivered_at < $1 \
+             ORDER BY delivered_at LIMIT $2)",
+        )
+        .bind(micros(before))
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .db()?;
+        Ok(purged.rows_affected())
     }
 
     async fn redeliver_notification(

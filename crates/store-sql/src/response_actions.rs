@@ -740,10 +740,13 @@ async fn start_script_run(pool: &AnyPool, run: &NewScriptRun, at: Timestamp) -> 
 
 async fn finish_script_run(
     pool: &AnyPool,
+    dialect: Dialect,
     script_run_id: i64,
     end: &ScriptRunEnd,
     at: Timestamp,
 ) -> StoreResult<bool> {
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
     let updated = sqlx::query(
         "UPDATE script_runs SET status = $2, stdout = $3, stderr = $4, syserr = $5, \
          isolation = $6, duration_ms = $7, updated_at = $8 WHERE id = $1 AND status = 'running'",
@@ -756,10 +759,90 @@ async fn finish_script_run(
     .bind(&end.isolation)
     .bind(end.duration_ms)
     .bind(micros(at))
-    .execute(pool)
+    .execute(&mut *transaction)
     .await
     .db()?;
-    Ok(updated.rows_affected() > 0)
+    let finished = updated.rows_affected() > 0;
+    if finished && is_failure(end.status) {
+        let detail = end
+            .syserr
+            .as_deref()
+            .filter(|syserr| !syserr.trim().is_empty())
+            .unwrap_or(&end.stderr);
+        record_run_failures(&mut transaction, dialect, &[script_run_id], detail, at).await?;
+    }
+    transaction.commit().await.db()?;
+    Ok(finished)
+}
+
+fn is_failure(status: ScriptRunStatus) -> bool {
+    matches!(
+        status,
+        ScriptRunStatus::Failed | ScriptRunStatus::TimedOut | ScriptRunStatus::Error
+    )
+}
+
+/// The most of a failed run's output its system event quotes (the end of it, where the
+/// error usually is).
+const FAILURE_DETAIL_CHARS: usize = 500;
+
+/// The end of `text`, at most `FAILURE_DETAIL_CHARS` characters.
+fn tail(text: &str) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count <= FAILURE_DETAIL_CHARS {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(count - FAILURE_DETAIL_CHARS).collect();
+    format!("…{tail}")
+}
+
+/// Writes, inside the caller's transaction, the `RESPONSE_ACTION_RUN_FAILED` system event
+/// of each of these runs (just ended in failure), quoting `detail`.
+async fn record_run_failures(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Any>,
+    dialect: Dialect,
+    script_run_ids: &[i64],
+    detail: &str,
+    at: Timestamp,
+) -> StoreResult<()> {
+    use sqlx::Row;
+    let mut events = Vec::with_capacity(script_run_ids.len());
+    for script_run_id in script_run_ids {
+        let row = sqlx::query(
+            "SELECT sr.status, sr.script_id, s.display_name, tr.investigation_id, tr.entity \
+             FROM script_runs sr JOIN response_scripts s ON s.id = sr.script_id \
+             JOIN trigger_runs tr ON tr.id = sr.trigger_run_id WHERE sr.id = $1",
+        )
+        .bind(*script_run_id)
+        .fetch_one(&mut **transaction)
+        .await
+        .db()?;
+        let status: String = row.try_get(0).db()?;
+        let script_id: i64 = row.try_get(1).db()?;
+        let script_name: String = row.try_get(2).db()?;
+        let investigation_id: Option<i64> = row.try_get(3).db()?;
+        let entity: Option<String> = row.try_get(4).db()?;
+        let mut trigger_args = serde_json::Map::new();
+        trigger_args.insert("script_run_id".into(), (*script_run_id).into());
+        trigger_args.insert("script_id".into(), script_id.into());
+        trigger_args.insert("script_name".into(), script_name.into());
+        trigger_args.insert("status".into(), status.into());
+        trigger_args.insert("detail".into(), tail(detail).into());
+        if let Some(investigation_id) = investigation_id {
+            trigger_args.insert("investigation_id".into(), investigation_id.into());
+        }
+        events.push(NewSystemEvent {
+            trigger_name: RESPONSE_ACTION_RUN_FAILED.to_string(),
+            trigger_args,
+            investigation_id,
+            entity,
+        });
+    }
+    let rows: Vec<(&NewSystemEvent, Timestamp)> = events.iter().map(|event| (event, at)).collect();
+    let mut statements = crate::builder::Statements::new(dialect);
+    crate::system_events::insert_in(&mut statements, dialect, &rows)?;
+    statements.run(transaction).await.map(drop)
 }
 
 async fn fetch_script_runs(
@@ -845,34 +928,50 @@ async fn running_script_runners(pool: &AnyPool) -> StoreResult<Vec<String>> {
 
 async fn fail_interrupted_script_runs(
     pool: &AnyPool,
+    dialect: Dialect,
     dead_runners: &[String],
     reason: &str,
     at: Timestamp,
 ) -> StoreResult<u64> {
-    let mut failed = sqlx::query(
-        "UPDATE script_runs SET status = 'error', syserr = $1, updated_at = $2 \
-         WHERE status = 'running' AND deadline_at < $2",
+    let mut connection = pool.acquire().await.db()?;
+    let (_write_turn, mut transaction) = crate::begin_write(&mut connection, dialect).await?;
+    // The runs are ended one by one, each with its system event, so that a run is never
+    // ended without its event nor told twice.
+    let mut interrupted: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM script_runs WHERE status = 'running' AND deadline_at < $1",
     )
-    .bind(reason)
     .bind(micros(at))
-    .execute(pool)
+    .fetch_all(&mut *transaction)
     .await
-    .db()?
-    .rows_affected();
+    .db()?;
     for runner in dead_runners {
-        failed += sqlx::query(
+        interrupted.extend(
+            sqlx::query_scalar::<_, i64>(
+                "SELECT id FROM script_runs WHERE status = 'running' AND runner = $1",
+            )
+            .bind(runner)
+            .fetch_all(&mut *transaction)
+            .await
+            .db()?,
+        );
+    }
+    interrupted.sort_unstable();
+    interrupted.dedup();
+    for script_run_id in &interrupted {
+        sqlx::query(
             "UPDATE script_runs SET status = 'error', syserr = $1, updated_at = $2 \
-             WHERE status = 'running' AND runner = $3",
+             WHERE id = $3 AND status = 'running'",
         )
         .bind(reason)
         .bind(micros(at))
-        .bind(runner)
-        .execute(pool)
+        .bind(*script_run_id)
+        .execute(&mut *transaction)
         .await
-        .db()?
-        .rows_affected();
+        .db()?;
     }
-    Ok(failed)
+    record_run_failures(&mut transaction, dialect, &interrupted, reason, at).await?;
+    transaction.commit().await.db()?;
+    Ok(u64::try_from(interrupted.len()).unwrap_or(u64::MAX))
 }
 
 async fn set_script_secret(
@@ -1098,7 +1197,7 @@ impl ResponseActionStore for SqlStore {
         end: &ScriptRunEnd,
         at: Timestamp,
     ) -> StoreResult<bool> {
-        finish_script_run(&self.pool, script_run_id, end, at).await
+        finish_script_run(&self.pool, self.dialect, script_run_id, end, at).await
     }
 
     async fn get_script_run(&self, script_run_id: i64) -> StoreResult<ScriptRunRecord> {
@@ -1132,7 +1231,7 @@ impl ResponseActionStore for SqlStore {
         reason: &str,
         at: Timestamp,
     ) -> StoreResult<u64> {
-        fail_interrupted_script_runs(&self.pool, dead_runners, reason, at).await
+        fail_interrupted_script_runs(&self.pool, self.dialect, dead_runners, reason, at).await
     }
 
     async fn set_script_secret(

@@ -179,6 +179,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "union_and_type_source_facets",
         sql: include_str!("../migrations/0033_union_and_type_source_facets.sql"),
     },
+    Migration {
+        version: 34,
+        name: "notification_retention",
+        sql: include_str!("../migrations/0034_notification_retention.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -202,6 +202,12 @@ pub trait NotificationStore {
     async fn list_notification_destinations(
         &self,
     ) -> StoreResult<Vec<NotificationDestinationRecord>>;
+    /// Every destination, by id, as the deliverer reads it on each tick: without the
+    /// counts of its deliveries (`pending`, `delivered` and `dead` are 0), which grow
+    /// with the log and which it does not need.
+    async fn notification_destinations_to_deliver(
+        &self,
+    ) -> StoreResult<Vec<NotificationDestinationRecord>>;
     async fn get_notification_destination(
         &self,
         destination_id: i64,
@@ -251,6 +257,13 @@ pub trait NotificationStore {
     /// Makes a dead delivery of the destination pending again, due at `at`, its attempts
     /// counted from zero. `NotFound` when it is not the destination's; `Conflict` when it
     /// is not dead.
+    /// Deletes up to `limit` delivered deliveries (of any destination) delivered before
+    /// `before`, oldest first; pending and dead ones stay whatever their age. How many.
+    async fn purge_delivered_notifications(
+        &self,
+        before: Timestamp,
+        limit: u32,
+    ) -> StoreResult<u64>;
     async fn redeliver_notification(
         &self,
         destination_id: i64,

@@ -302,7 +302,9 @@ pub trait ResponseActionStore: Send + Sync {
     /// Records a script run as `running`.
     async fn start_script_run(&self, run: &NewScriptRun, at: Timestamp) -> StoreResult<i64>;
     /// Ends a `running` run; `false` when it had already ended (marked interrupted by
-    /// another process meanwhile), in which case nothing changes.
+    /// another process meanwhile), in which case nothing changes. A run that ends in
+    /// failure leaves a [`crate::RESPONSE_ACTION_RUN_FAILED`] system event in the same
+    /// transaction.
     async fn finish_script_run(
         &self,
         script_run_id: i64,
@@ -330,7 +332,8 @@ pub trait ResponseActionStore: Send + Sync {
     /// The runners that have `running` runs, so a starting process can tell which are gone.
     async fn running_script_runners(&self) -> StoreResult<Vec<String>>;
     /// Ends as `error` (with `reason` in syserr) every `running` run whose runner is listed
-    /// or whose deadline is before `at`. Returns how many.
+    /// or whose deadline is before `at`, each with its failure's system event. Returns how
+    /// many.
     async fn fail_interrupted_script_runs(
         &self,
         dead_runners: &[String],

@@ -9,6 +9,12 @@ use sleuth_domain::Timestamp;
 
 use crate::{StoreResult, TenantScope, TimeRange};
 
+/// The system event a response-action run that ended in failure (`failed`, `timed_out`,
+/// `error`) leaves, written with the run's end in one transaction. It is no trigger of
+/// the catalog: no script can be tied to it, so a failing script cannot fire itself.
+/// Its arguments: `script_run_id`, `script_id`, `script_name`, `status`, `detail`.
+pub const RESPONSE_ACTION_RUN_FAILED: &str = "response_action_run_failed";
+
 /// One trigger that fired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSystemEvent {

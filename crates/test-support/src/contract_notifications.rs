@@ -21,6 +21,7 @@ macro_rules! notification_contract_tests {
             queued_deliveries_move_the_cursor_once_and_a_lost_lease_writes_nothing,
             attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_again,
             one_deliverer_holds_a_destination_at_a_time,
+            delivered_deliveries_are_purged_by_age_and_the_others_stay,
         );
     };
     (@cases $open:expr; $($case:ident),+ $(,)?) => {
@@ -415,5 +416,82 @@ pub async fn one_deliverer_holds_a_destination_at_a_time(store: Arc<dyn Store>) 
             .await
             .unwrap(),
         "a disabled destination is not delivered to"
+    );
+}
+
+pub async fn delivered_deliveries_are_purged_by_age_and_the_others_stay(store: Arc<dyn Store>) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    store
+        .queue_notification_deliveries(&DeliveryBatch {
+            destination_id: id,
+            lease_token: "mine".into(),
+            cursor: 4,
+            deliveries: (1..=4).map(delivery).collect(),
+            at: time(1),
+        })
+        .await
+        .unwrap();
+    let due = store
+        .due_notification_deliveries(id, time(1), 10)
+        .await
+        .unwrap();
+    let results = [
+        (
+            AttemptResult::Delivered {
+                detail: "HTTP 204".into(),
+            },
+            time(2),
+        ),
+        (
+            AttemptResult::Delivered {
+                detail: "HTTP 204".into(),
+            },
+            time(5),
+        ),
+        (
+            AttemptResult::Dead {
+                error: "HTTP 404".into(),
+            },
+            time(2),
+        ),
+    ];
+    for (delivery, (result, at)) in due.iter().zip(results) {
+        store
+            .record_notification_attempt(&DeliveryAttempt {
+                delivery_id: delivery.id,
+                result,
+                pause_destination_until: None,
+                at,
+            })
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store
+            .purge_delivered_notifications(time(2), 100)
+            .await
+            .unwrap(),
+        0,
+        "delivered at the cut-off is kept"
+    );
+    assert_eq!(
+        store
+            .purge_delivered_notifications(time(60), 100)
+            .await
+            .unwrap(),
+        2
+    );
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(
+        (destination.pending, destination.delivered, destination.dead),
+        (1, 0, 1),
+        "pending and dead deliveries stay whatever their age"
+    );
+    let listed = store.notification_destinations_to_deliver().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id, listed[0].cursor, listed[0].pending),
+        (id, 4, 0),
+        "the deliverer's listing leaves out the counts"
     );
 }

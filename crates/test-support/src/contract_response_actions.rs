@@ -26,6 +26,7 @@ macro_rules! response_action_contract_tests {
             an_investigation_lists_its_own_runs_newest_first_up_to_the_limit,
             only_enabled_unarchived_scripts_run_with_their_latest_version,
             interrupted_runs_are_failed_by_runner_or_deadline,
+            a_failed_run_leaves_its_system_event_with_its_end,
             secrets_are_set_replaced_listed_without_values_and_deleted,
             secrets_are_resealed_only_when_unchanged,
             scripts_keep_the_secret_names_they_declare,
@@ -838,6 +839,105 @@ pub async fn interrupted_runs_are_failed_by_runner_or_deadline(store: Arc<dyn St
             assert_eq!(run.updated_at, time(10));
         }
     }
+}
+
+/// The `RESPONSE_ACTION_RUN_FAILED` events stored, oldest first.
+async fn run_failures(store: &Arc<dyn Store>) -> Vec<SystemEventRecord> {
+    let mut page = store
+        .list_system_events(&SystemEventQuery {
+            trigger_names: vec![RESPONSE_ACTION_RUN_FAILED.into()],
+            limit: 100,
+            ..SystemEventQuery::default()
+        })
+        .await
+        .unwrap()
+        .items;
+    page.reverse();
+    page
+}
+
+pub async fn a_failed_run_leaves_its_system_event_with_its_end(store: Arc<dyn Store>) {
+    let catalog = catalog(&store).await;
+    let author = author(&store).await;
+    let script = store
+        .create_script(
+            &new_script("isolate-host", catalog[0].uuid, "", author.id),
+            time(1),
+        )
+        .await
+        .unwrap();
+    let succeeded = start_run(&store, &script, None, "host:1:a", time(60)).await;
+    let failed = start_run(&store, &script, None, "host:1:a", time(60)).await;
+    let timed_out = start_run(&store, &script, None, "host:1:a", time(60)).await;
+    let interrupted = start_run(&store, &script, None, "host:2:gone", time(60)).await;
+    store
+        .finish_script_run(succeeded, &ended(ScriptRunStatus::Success, "ok"), time(2))
+        .await
+        .unwrap();
+    assert!(
+        run_failures(&store).await.is_empty(),
+        "a success is no failure"
+    );
+    let mut failure = ended(ScriptRunStatus::Failed, "");
+    failure.stderr = format!("{}\nEDR answered 403", "x".repeat(2000));
+    store
+        .finish_script_run(failed, &failure, time(3))
+        .await
+        .unwrap();
+    // A second end of the same run changes nothing and tells nothing again.
+    store
+        .finish_script_run(failed, &failure, time(4))
+        .await
+        .unwrap();
+    let mut slow = ended(ScriptRunStatus::TimedOut, "");
+    slow.syserr = Some("killed after 30 s".into());
+    store
+        .finish_script_run(timed_out, &slow, time(5))
+        .await
+        .unwrap();
+    store
+        .fail_interrupted_script_runs(&["host:2:gone".into()], "its runner died", time(6))
+        .await
+        .unwrap();
+
+    let events = run_failures(&store).await;
+    let told: Vec<(i64, &str, &str)> = events
+        .iter()
+        .map(|event| {
+            (
+                event.trigger_args["script_run_id"].as_i64().unwrap(),
+                event.trigger_args["status"].as_str().unwrap(),
+                event.trigger_args["script_name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (failed, "failed", "isolate-host"),
+            (timed_out, "timed_out", "isolate-host"),
+            (interrupted, "error", "isolate-host"),
+        ]
+    );
+    let detail = events[0].trigger_args["detail"].as_str().unwrap();
+    assert!(detail.ends_with("EDR answered 403"), "{detail}");
+    assert!(
+        detail.chars().count() <= 501,
+        "the detail is the output's end"
+    );
+    assert_eq!(
+        events[1].trigger_args["detail"], "killed after 30 s",
+        "the runner's own word first"
+    );
+    assert_eq!(events[2].trigger_args["detail"], "its runner died");
+    assert_eq!(
+        events
+            .iter()
+            .map(|event| event.created_at)
+            .collect::<Vec<_>>(),
+        [time(3), time(5), time(6)],
+        "each event is the run's end"
+    );
 }
 
 fn sealed(key_id: &str, ciphertext: &str) -> SealedSecret {

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 pub struct NotificationDestinationDto {
     pub id: i64,
     pub name: String,
-    /// webhook, slack, teams, pagerduty or syslog.
+    /// webhook, slack, teams, pagerduty, syslog or email.
     pub kind: String,
     /// As given: the names of the secrets holding URLs and keys, and the kind's options.
     #[schema(value_type = Object)]

@@ -44,7 +44,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct DestinationRequest {
     /// 1 to 100 characters, unique.
     pub name: Option<String>,
-    /// webhook, slack, teams, pagerduty or syslog.
+    /// webhook, slack, teams, pagerduty, syslog or email.
     pub kind: Option<String>,
     /// Per kind (docs/notifications.md): webhook `url_secret`, `signing_secret`; slack and
     /// teams `url_secret`; pagerduty `routing_key_secret`, `events_url`; syslog `address`,

@@ -73,11 +73,13 @@ async fn list_system_events(
     query: QueryPairs,
 ) -> ApiResult<(HeaderMap, Json<SystemEventPageDto>)> {
     caller.require_within_scope(Role::Admin)?;
-    // Groups of the catalog tree never fire; only its leaves are triggers.
+    // Groups of the catalog tree never fire; only its leaves are triggers. A failed
+    // response-action run is an event of its own, outside the catalog.
     let known: Vec<String> = trigger_catalog::catalog()
         .into_iter()
         .filter(|entry| entry.is_scriptable)
         .map(|entry| entry.fn_name)
+        .chain([sleuth_store::RESPONSE_ACTION_RUN_FAILED.to_string()])
         .collect();
     let trigger_names = strings(&query, "trigger_name")?;
     if let Some(unknown) = trigger_names.iter().find(|name| !known.contains(name)) {

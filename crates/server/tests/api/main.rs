@@ -17,6 +17,7 @@ mod hardening;
 mod ingest;
 mod investigations;
 mod notifications;
+mod notifications_email;
 mod overload;
 mod push;
 mod response_actions;

@@ -27,7 +27,7 @@ const SIGNING_KEY: &str = "whsec_0123456789abcdef";
 
 on_both_backends!(destinations_are_managed_and_their_secrets_never_answered);
 
-async fn put_secret(app: &TestApp, name: &str, value: &str) {
+pub(crate) async fn put_secret(app: &TestApp, name: &str, value: &str) {
     let answer = request(
         &app.address,
         "PUT",
@@ -214,6 +214,8 @@ async fn destinations_are_managed_and_their_secrets_never_answered(app: TestApp)
 struct Received {
     by_event: BTreeMap<String, usize>,
     bad_signatures: usize,
+    /// Signed webhook bodies, in order.
+    webhook_bodies: Vec<Value>,
     /// PagerDuty bodies, in order.
     bodies: Vec<Value>,
 }
@@ -254,6 +256,9 @@ fn receive(listener: tokio::net::TcpListener, status: u16, seen: Seen) {
                             received.bad_signatures += 1;
                         }
                         *received.by_event.entry(event_id).or_default() += 1;
+                        if let Ok(value) = serde_json::from_slice::<Value>(&body) {
+                            received.webhook_bodies.push(value);
+                        }
                     } else if let Ok(value) = serde_json::from_slice::<Value>(&body) {
                         received.bodies.push(value);
                     }
@@ -290,7 +295,7 @@ async fn receiver(status: u16) -> (u16, Seen) {
 
 /// Fast delivery for tests: rounds every 20 ms, retries from 50 ms, waits capped at
 /// `max_delay_ms`, dead after `attempts`.
-fn fast(settings: &mut Settings, max_delay_ms: u64, attempts: u32) {
+pub(crate) fn fast(settings: &mut Settings, max_delay_ms: u64, attempts: u32) {
     settings.notifications.tick_ms = 20;
     settings.notifications.retry_first_delay_ms = 50;
     settings.notifications.retry_max_delay_ms = max_delay_ms;
@@ -298,7 +303,7 @@ fn fast(settings: &mut Settings, max_delay_ms: u64, attempts: u32) {
 }
 
 /// Runs the deliverer until the returned sender is dropped or sent `true`.
-fn deliver(app: &TestApp) -> watch::Sender<bool> {
+pub(crate) fn deliver(app: &TestApp) -> watch::Sender<bool> {
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(sleuth_jobs::notify_delivery::run(
         app.state.runtime().clone(),
@@ -308,7 +313,7 @@ fn deliver(app: &TestApp) -> watch::Sender<bool> {
     stop
 }
 
-async fn create_destination(app: &TestApp, body: Value) -> i64 {
+pub(crate) async fn create_destination(app: &TestApp, body: Value) -> i64 {
     let created = app.post(DESTINATIONS, &app.admin_key, &body).await;
     assert_eq!(created.status, 201, "{}", created.text);
     created.json["id"].as_i64().unwrap()
@@ -337,7 +342,7 @@ async fn webhook_to(app: &TestApp, name: &str, port: u16) -> i64 {
 }
 
 /// Creates and concludes `count` investigations; their ids.
-async fn conclude(app: &TestApp, prefix: &str, count: usize) -> Vec<i64> {
+pub(crate) async fn conclude(app: &TestApp, prefix: &str, count: usize) -> Vec<i64> {
     let mut ids = Vec::with_capacity(count);
     for index in 0..count {
         ids.push(
@@ -354,7 +359,7 @@ async fn conclude(app: &TestApp, prefix: &str, count: usize) -> Vec<i64> {
 }
 
 /// Waits (bounded) until `done` holds for the destination's deliveries by state.
-async fn wait_for(
+pub(crate) async fn wait_for(
     app: &TestApp,
     destination_id: i64,
     within: Duration,
@@ -424,6 +429,11 @@ with_fast_delivery!(
     200,
     3
 );
+with_fast_delivery!(
+    a_failed_response_action_run_is_told_to_the_destinations_that_want_it,
+    200,
+    3
+);
 
 /// How long the receiver is down.
 const OUTAGE: Duration = Duration::from_secs(30);
@@ -490,7 +500,7 @@ async fn event_ids(app: &TestApp, destination_id: i64) -> BTreeSet<String> {
 }
 
 /// A destination's deliveries (at most 1000), newest first, in `state` if given.
-async fn deliveries(
+pub(crate) async fn deliveries(
     app: &TestApp,
     destination_id: i64,
     state: Option<DeliveryState>,
@@ -608,4 +618,103 @@ async fn pagerduty_is_paged_on_a_conclusion_and_resolved_when_marked_a_false_ale
         "the resolve closes what the trigger opened"
     );
     assert_eq!(received.bodies[0]["routing_key"], "R0UTINGKEY0123456789");
+}
+
+async fn a_failed_response_action_run_is_told_to_the_destinations_that_want_it(app: TestApp) {
+    let (port, seen) = receiver(200).await;
+    let failures = webhook_to(&app, "failures", port).await;
+    let changed = app
+        .patch(
+            &format!("{DESTINATIONS}/{failures}"),
+            &app.admin_key,
+            &json!({"rule": {"events": ["response_action.run_failed"]}}),
+        )
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    // Told of conclusions only: a failed run is not its business.
+    let (other_port, other_seen) = receiver(200).await;
+    let conclusions = webhook_to(&app, "conclusions", other_port).await;
+    let script = app
+        .post(
+            "/app/api/v1/response-actions",
+            &app.admin_key,
+            &json!({
+                "display_name": "Isolate the host",
+                "trigger_def_uuid": sleuth_jobs::trigger_catalog::trigger_uuid("investigation_completed").to_string(),
+                "code": "raise RuntimeError('EDR answered 403 to the isolation')",
+            }),
+        )
+        .await;
+    assert_eq!(script.status, 201, "{}", script.text);
+    let _deliverer = deliver(&app);
+    let investigation_id = conclude(&app, "isolate", 1).await[0];
+    wait_for(&app, failures, Duration::from_secs(60), |counts| {
+        counts.get("delivered") == Some(&1)
+    })
+    .await;
+    wait_for(&app, conclusions, Duration::from_secs(30), |counts| {
+        counts.get("delivered") == Some(&1)
+    })
+    .await;
+
+    let (told, bad_signatures) = {
+        let received = seen.lock().unwrap();
+        assert_eq!(
+            received.webhook_bodies.len(),
+            1,
+            "{:?}",
+            received.webhook_bodies
+        );
+        (received.webhook_bodies[0].clone(), received.bad_signatures)
+    };
+    assert_eq!(told["type"], "response_action.run_failed", "{told}");
+    assert_eq!(told["data"]["action_name"], "Isolate the host");
+    // The test app sets up no sandbox: the run ends in `error`, with the runner's word.
+    let run_path = told["data"]["link"]
+        .as_str()
+        .and_then(|link| link.find("/app/api/").map(|at| link[at..].to_string()))
+        .unwrap_or_default();
+    let run = app.get(&run_path, &app.admin_key).await;
+    assert_eq!(run.status, 200, "{}", run.text);
+    assert_eq!(told["data"]["status"], run.json["status"], "{told}");
+    assert!(
+        ["failed", "error", "timed_out"].contains(&run.json["status"].as_str().unwrap_or("")),
+        "{}",
+        run.text
+    );
+    let output = run.json["syserr"]
+        .as_str()
+        .filter(|syserr| !syserr.trim().is_empty())
+        .or(run.json["stderr"].as_str())
+        .unwrap_or_default();
+    let detail = told["data"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        !detail.is_empty() && output.trim().ends_with(detail.trim_start_matches('…')),
+        "the detail is the end of the run's error: {told} / {output}"
+    );
+    assert!(
+        told["data"]["link"]
+            .as_str()
+            .is_some_and(|link| link.contains("/app/api/v1/response-actions/runs/")),
+        "{told}"
+    );
+    assert_eq!(bad_signatures, 0);
+    {
+        let other = other_seen.lock().unwrap();
+        assert_eq!(other.webhook_bodies.len(), 1);
+        assert_eq!(other.webhook_bodies[0]["type"], "investigation.concluded");
+    }
+    // The failure is a system event of its own, listed and filtered like the triggers.
+    let listed = app
+        .get(
+            "/app/api/v1/system-events/list?trigger_name=response_action_run_failed",
+            &app.admin_key,
+        )
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(listed.json["count"], 1, "{}", listed.text);
+    assert_eq!(
+        listed.json["results"][0]["trigger_args"]["investigation_id"],
+        investigation_id
+    );
 }
