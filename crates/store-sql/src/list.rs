@@ -161,22 +161,39 @@ async fn count_tenant_names(
     crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
     count.push(" AND i.tenant_union_id IN (SELECT id FROM tenant_unions WHERE display_name IN ");
     count.bind_list(names.iter().cloned())?;
-    count.push(
-        ") UNION ALL SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i \
-         WHERE i.facet = 'tenant' AND ",
-    );
-    push_states(&mut count, "i.status", query)?;
-    push_counted(&mut count, dialect, query, Access::Any)?;
-    crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
-    count.push(" AND (i.tenant_label IN ");
-    count.bind_list(names.iter().cloned())?;
-    count.push(" OR i.tenant_id IN ");
-    count.bind_list(names.iter().cloned())?;
-    count.push(
-        ") AND i.tenant_union_id NOT IN (SELECT id FROM tenant_unions WHERE display_name IN ",
-    );
-    count.bind_list(names.iter().cloned())?;
-    count.push(")) AS parts GROUP BY status");
+    count.push(")");
+    // The named labels, then the named ids whose label is not named: each row once. Two
+    // parts, not an OR: SQLite, without statistics, read every 'tenant' row of the state
+    // through the facet index rather than join the two indexes (0.8 s at a million
+    // stored), and is told which index to use.
+    for (column, index) in [
+        ("tenant_label", "investigation_facet_counts_by_tenant_label"),
+        ("tenant_id", "investigation_facet_counts_by_tenant_id"),
+    ] {
+        count.push(
+            " UNION ALL SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i",
+        );
+        if dialect == Dialect::Sqlite {
+            count.push(&format!(" INDEXED BY {index}"));
+        }
+        count.push(&format!(" WHERE i.facet = 'tenant' AND i.{column} IN "));
+        count.bind_list(names.iter().cloned())?;
+        if column == "tenant_id" {
+            count.push(" AND (i.tenant_label IS NULL OR i.tenant_label NOT IN ");
+            count.bind_list(names.iter().cloned())?;
+            count.push(")");
+        }
+        count.push(" AND ");
+        push_states(&mut count, "i.status", query)?;
+        push_counted(&mut count, dialect, query, Access::Any)?;
+        crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
+        count.push(
+            " AND i.tenant_union_id NOT IN (SELECT id FROM tenant_unions WHERE display_name IN ",
+        );
+        count.bind_list(names.iter().cloned())?;
+        count.push(")");
+    }
+    count.push(") AS parts GROUP BY status");
     fetch_counts(connection, count).await
 }
 
