@@ -862,12 +862,16 @@ fn push_row_filters(
         if !phrases.is_empty() {
             let parameter = builder.next_parameter();
             builder.push(" AND ");
-            builder.push(&search::filter_condition(
+            builder.push(&if access == Access::SortOrder {
+                search::walked_filter_condition(dialect, parameter)
+            } else {
+                search::filter_condition(dialect, parameter, &column(dialect, access, "id"))
+            });
+            builder.bind_only(search::match_expression_from_sources(
                 dialect,
-                parameter,
-                &column(dialect, access, "id"),
-            ));
-            builder.bind_only(search::match_expression(dialect, &phrases))?;
+                &phrases,
+                &query.direct_source_labels,
+            ))?;
         }
     }
     Ok(())

@@ -395,6 +395,13 @@ pub(crate) fn plan_branches(
     let weighed = needs_state_sizes(query);
     // The filter's own index walks in the sort order: the planner, left free, takes it.
     let own_index = filter_index_is_sort_order(query);
+    // A search with a type, source or tenant: their matches need not spread evenly in
+    // time (vendor alerts carry their own, older times), so a walk may pass everything
+    // newer first, looking each one up in the search index (3.6 s at a million stored for
+    // a common word from one source). Their matches are read instead: the search index
+    // narrowed to the source's documents (`match_expression_from_sources`), then sorted.
+    let filters = Filters::of(query);
+    let clustered_search = filters.search && (filters.types || filters.sources || filters.tenant());
     matches
         .iter()
         .map(|(state, matching)| {
@@ -429,6 +436,8 @@ pub(crate) fn plan_branches(
                 } else {
                     Access::Matches
                 }
+            } else if clustered_search {
+                Access::Matches
             // page_end * in_state / matching < matching, without dividing.
             } else if u128::from(page_end) * in_state < matching * matching {
                 Access::SortOrder
@@ -594,6 +603,30 @@ mod tests {
                 vec![(Success, 1_000), (Error, 1_000)],
                 0,
                 vec![Access::Matches, Access::Any],
+            ),
+            (
+                "a common word alone walks the sort order",
+                InvestigationQuery {
+                    search: Some("powershell".into()),
+                    states: vec![Success],
+                    sort: SortKey::InvestigationCreate,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 200_000)],
+                0,
+                vec![Access::SortOrder],
+            ),
+            (
+                "a common word from one source reads its matches",
+                InvestigationQuery {
+                    search: Some("powershell".into()),
+                    direct_source_labels: vec!["s".into()],
+                    states: vec![Success],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 200_000)],
+                0,
+                vec![Access::Matches],
             ),
             (
                 "a tag and a source, rare together, read their matches",

@@ -47,6 +47,7 @@ macro_rules! store_contract_tests {
             alert_creation_ranges_list_by_day_in_every_time_order,
             search_finds_words_and_treats_operators_as_data,
             a_search_counts_its_matches_in_the_listed_states_only,
+            a_search_from_a_source_finds_its_matches_only,
             history_finds_shared_entities_and_prior_verdicts,
             history_of_a_union_is_not_crowded_out_by_another,
             history_reads_a_bounded_window_of_an_entity_everywhere,
@@ -2535,6 +2536,53 @@ pub async fn alert_creation_ranges_list_by_day_in_every_time_order(store: Arc<dy
 /// the others when the others hold few investigations, and by its rows otherwise: both
 /// must agree with the rows, and a page walked in the sort order (probing the search index
 /// per investigation) with the page read from the matches.
+/// A search filtered by source labels finds the matches from those sources: not an alert
+/// of another source whose text names the label (SQLite narrows the search to documents
+/// holding the label, `match_expression_from_sources`), nor one that lacks the word.
+pub async fn a_search_from_a_source_finds_its_matches_only(store: Arc<dyn Store>) {
+    let alerts = [
+        ("Falcon Sensor", "beacon seen", true),
+        ("Falcon Sensor", "beacon again", true),
+        ("Falcon Sensor", "quiet host", false),
+        ("Okta", "beacon reported by Falcon Sensor", false),
+        ("Okta", "beacon", false),
+    ];
+    let mut expected = Vec::new();
+    for (minute, (source, title, matches)) in alerts.into_iter().enumerate() {
+        let minute = i64::try_from(minute).unwrap();
+        let id = store
+            .create_investigation(alert_from(source, title, minute), false)
+            .await
+            .unwrap()
+            .investigation_id();
+        if matches {
+            expected.push(id);
+        }
+    }
+    expected.reverse();
+    let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
+    let from = |labels: &[&str]| InvestigationQuery {
+        search: Some("beacon".into()),
+        states: vec![InvestigationStatus::NotAsked],
+        direct_source_labels: strings(labels),
+        ..query()
+    };
+    let page = store
+        .list_investigations(&from(&["Falcon Sensor"]))
+        .await
+        .unwrap();
+    assert_eq!(page.total, 2);
+    assert_eq!(ids(&store, &from(&["Falcon Sensor"])).await, expected);
+    let both = store
+        .list_investigations(&from(&["Falcon Sensor", "Okta"]))
+        .await
+        .unwrap();
+    assert_eq!(both.total, 4);
+    // A label of no words narrows nothing, and matches no source.
+    let wordless = store.list_investigations(&from(&["--"])).await.unwrap();
+    assert_eq!(wordless.total, 0);
+}
+
 pub async fn a_search_counts_its_matches_in_the_listed_states_only(store: Arc<dyn Store>) {
     let mut concluded_ids = Vec::new();
     for minute in 0..25 {
