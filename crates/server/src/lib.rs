@@ -129,13 +129,13 @@ pub fn build(state: AppState) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }
 
-/// A path no route has: the console's 404 page for a console path (a person followed a
-/// link), the API's JSON error otherwise.
+/// A path no route has: the console's 404 page for a browser on a console path (a person
+/// followed a link), the API's JSON error otherwise.
 async fn unknown_route(
     axum::extract::State(state): axum::extract::State<AppState>,
     request: axum::extract::Request,
 ) -> axum::response::Response {
-    if console::is_console_path(request.uri().path()) {
+    if console::wants_error_page(&request) {
         return console::unknown_page(&state, request).await;
     }
     ApiError::not_found("no such endpoint; the API is described at GET /app/api/v1/schema")
@@ -143,7 +143,7 @@ async fn unknown_route(
 }
 
 async fn method_not_allowed(request: axum::extract::Request) -> axum::response::Response {
-    if console::is_console_path(request.uri().path()) {
+    if console::wants_error_page(&request) {
         return console::pages::error_page(
             axum::http::StatusCode::METHOD_NOT_ALLOWED,
             "This page does not take that kind of request.",

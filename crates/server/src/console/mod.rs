@@ -127,6 +127,20 @@ pub(crate) fn is_console_path(path: &str) -> bool {
     !path.starts_with("/app/") && !matches!(path, "/healthz" | "/readyz" | "/metrics")
 }
 
+/// Whether a request for a path no route has should get the console's HTML error page:
+/// a console path asked for by a browser (its `Accept` names `text/html`). A script or an
+/// API client asking for anything else at a wrong path gets the API's JSON error, which
+/// it can read.
+pub(crate) fn wants_error_page(request: &Request) -> bool {
+    is_console_path(request.uri().path())
+        && request
+            .headers()
+            .get_all(axum::http::header::ACCEPT)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .any(|accept| accept.to_ascii_lowercase().contains("text/html"))
+}
+
 /// The headers every console answer carries. Pages are never cached (they show what one
 /// user may see); assets set their own caching.
 pub(crate) async fn security_headers(request: Request, next: Next) -> Response {

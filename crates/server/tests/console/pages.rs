@@ -10,13 +10,15 @@ use crate::{IMG, nothing_injected, sign_in};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_console_path_is_an_html_404_and_the_api_keeps_its_json_404() {
     let app = ConsoleApp::start().await;
-    let page = app.request("GET", "/no/such/page", &[], None).await;
+    // What a browser sends when it follows a link.
+    let browser = [("accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    let page = app.request("GET", "/no/such/page", &browser, None).await;
     assert_eq!(page.status, 404);
     let content_type = page.headers["content-type"].to_str().unwrap();
     assert!(content_type.starts_with("text/html"), "{content_type}");
     assert!(page.text.contains("There is no page at /no/such/page."));
     assert!(page.headers.contains_key("content-security-policy"));
-    let wrong_method = app.request("DELETE", "/sign-in", &[], None).await;
+    let wrong_method = app.request("DELETE", "/sign-in", &browser, None).await;
     assert_eq!(wrong_method.status, 405);
     assert!(
         wrong_method.headers["content-type"]
@@ -25,8 +27,12 @@ async fn an_unknown_console_path_is_an_html_404_and_the_api_keeps_its_json_404()
             .starts_with("text/html")
     );
 
+    // A client that does not ask for HTML (a script at a wrong path) reads JSON it can parse.
+    let script = app.request("GET", "/no/such/page", &[], None).await;
+    assert_eq!(script.status, 404);
+    assert_eq!(script.json["code"], "not_found", "{}", script.text);
     let api = app
-        .request("GET", "/app/api/v1/no-such-endpoint", &[], None)
+        .request("GET", "/app/api/v1/no-such-endpoint", &browser, None)
         .await;
     assert_eq!(api.status, 404);
     assert!(
