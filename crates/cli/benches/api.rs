@@ -36,6 +36,8 @@ use sleuth_store::{NewApiKey, Store};
 use sleuth_store_sql::SqlStore;
 use support::{connect, percentile, send};
 
+// The shared support's start-up helpers serve the benches that start the binary.
+#[allow(dead_code)]
 mod support;
 
 /// As the `sleuth` binary does (crates/cli/src/main.rs), so that the figures are the

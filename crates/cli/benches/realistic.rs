@@ -33,7 +33,6 @@
 // A bench of the binary must start the binary.
 #![allow(clippy::disallowed_methods)]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -101,40 +100,11 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("start sleuth");
-        let stdout = child.stdout.take().unwrap();
-        let key = Arc::new(Mutex::new(None));
-        let found = key.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(start) = line.find("sleuth_") {
-                    let candidate: String = line[start..]
-                        .chars()
-                        .take_while(|c| !c.is_whitespace() && *c != '"')
-                        .collect();
-                    if candidate.len() == 50 {
-                        *found.lock().unwrap() = Some(candidate);
-                    }
-                }
-            }
-        });
+        let key = support::watch_for_first_key(child.stdout.take().unwrap());
         let server = Server { child, address };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if tokio::net::TcpStream::connect(&server.address)
-                .await
-                .is_ok()
-            {
-                let mut sender = connect(&server.address).await;
-                let (status, _) = send(&mut sender, "GET", "/readyz", "", None).await;
-                if status == 200 {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    let key = key.lock().unwrap().clone();
-                    return (server, key);
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("sleuth did not become ready");
+        support::wait_until_ready(&server.address).await;
+        let key = key.lock().unwrap().clone();
+        (server, key)
     }
 
     /// Resident memory of the server process, in MB.

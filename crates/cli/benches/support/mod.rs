@@ -58,3 +58,47 @@ pub(crate) fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
     sorted[index.min(sorted.len() - 1)]
 }
+
+/// Reads a started `sleuth serve`'s standard output on a thread of its own and keeps the
+/// first admin API key it prints (a fresh database prints one, shown once).
+pub(crate) fn watch_for_first_key(
+    stdout: std::process::ChildStdout,
+) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
+    use std::io::BufRead;
+    let key = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let found = key.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(start) = line.find("sleuth_") {
+                let candidate: String = line[start..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '"')
+                    .collect();
+                if candidate.len() == 50 {
+                    *found.lock().unwrap() = Some(candidate);
+                }
+            }
+        }
+    });
+    key
+}
+
+/// Waits (up to a minute) until the server at `address` answers /readyz with 200.
+pub(crate) async fn wait_until_ready(address: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(address).await.is_ok() {
+            let mut sender = connect(address).await;
+            let (status, _) = send(&mut sender, "GET", "/readyz", "", None).await;
+            if status == 200 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("sleuth did not become ready");
+}
