@@ -80,7 +80,14 @@ pub(crate) fn router() -> Router<AppState> {
             "/settings/context",
             get(settings::context_show).post(settings::context_save),
         )
-        .route("/settings/memory", get(settings::memory))
+        .route(
+            "/settings/memory",
+            get(settings::memory_page).post(settings::memory_add),
+        )
+        .route(
+            "/settings/memory/{item_id}/delete",
+            post(settings::memory_remove),
+        )
         .route("/settings/strategies", get(settings::strategies_list))
         .route(
             "/settings/strategies/{strategy_id}",
@@ -99,8 +106,26 @@ pub(crate) fn router() -> Router<AppState> {
             "/settings/actions/{script_id}/test",
             post(settings::action_test),
         )
-        .route("/settings/users", get(settings::users))
-        .route("/settings/unions", get(settings::unions))
+        .route(
+            "/settings/users",
+            get(settings::users).post(settings::user_create),
+        )
+        .route(
+            "/settings/users/{user_id}",
+            get(settings::user_page).post(settings::user_change),
+        )
+        .route(
+            "/settings/users/{user_id}/password",
+            post(settings::user_password),
+        )
+        .route(
+            "/settings/unions",
+            get(settings::unions).post(settings::union_create),
+        )
+        .route(
+            "/settings/unions/{tenant_union_id}",
+            get(settings::union_page).post(settings::union_save),
+        )
         .route("/settings/audit", get(settings::audit))
         .route("/console/events", get(events::stream))
         .route("/console/assets/{name}", get(assets::serve))

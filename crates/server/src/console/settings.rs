@@ -2,16 +2,33 @@
 //! strategies with their backtest, response actions with their versions, test-runs and
 //! run history, users and keys, tenant unions, and the audit log with its verification.
 //!
-//! Only an admin bound to no tenant union may open them (the API's own rule for these
-//! routes, `Caller::require(Role::Admin)`); anyone else gets a 403 page. Every form calls
-//! the function the JSON route calls (`routes::context::replace_document`,
-//! `routes::response_actions::create` and `::test`, `routes::strategies::run_backtest`),
-//! so validation, storage and reloading are the API's, and the API's error message is
-//! what the page shows. What the pages only read comes from the same store calls the
-//! API's list routes make.
+//! Each page lets in whom its API routes let in. What every tenant shares (the context
+//! document, strategies, response actions, users and keys, changing tenant unions,
+//! verifying the whole audit chain) needs an admin bound to no tenant union
+//! (`Caller::require(Role::Admin)`, `SignedInAdmin`). Context memory, the tenant unions
+//! and the audit log are also an admin's bound to tenant unions (`SignedInScopedAdmin`),
+//! as their API routes are: such an admin lists and changes only the memory items of
+//! their unions, sees only their unions, and reads only the audit entries concerning
+//! them. Anyone else gets a 403 page. Every form calls the function the JSON route calls
+//! (`routes::context::replace_document`, `routes::context_memory::create` and `::delete`,
+//! `routes::users::create`, `::update` and `::set_password_of`, `routes::tenants::create`
+//! and `::update`, `routes::response_actions::create` and `::test`,
+//! `routes::strategies::run_backtest`), so validation, storage, reloading and the audit
+//! note are the API's, and the API's error message is what the page shows, with its 4xx
+//! status. What the pages only read comes from the same store calls the API's list routes
+//! make, with the same tenant scope.
 //!
-//! Response-action code, script output, strategy text and audit details may echo alert
-//! text or anything an admin typed: every value is an escaped maud splice.
+//! Response-action code, script output, strategy text, memory items, union names and
+//! audit details may echo alert text or anything an admin typed: every value is an
+//! escaped maud splice.
+
+mod memory;
+mod unions;
+mod users;
+
+pub(crate) use memory::{memory_add, memory_page, memory_remove};
+pub(crate) use unions::{union_create, union_page, union_save, unions};
+pub(crate) use users::{user_change, user_create, user_page, user_password, users};
 
 use axum::Form;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -24,8 +41,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use sleuth_domain::Role;
 use sleuth_store::{
-    AuditQuery, AuditVerdict, MemoryQuery, RunPage, ScriptRecord, StrategyQuery, StrategyRecord,
-    TenantScope,
+    AuditQuery, AuditVerdict, RunPage, ScriptRecord, StrategyQuery, StrategyRecord, TenantScope,
 };
 
 use crate::console::pages::{api_error_page, error_page_for, html_response, shell, time};
@@ -46,6 +62,31 @@ const AUDIT_PAGE: u32 = 50;
 /// A signed-in admin bound to no tenant union; anyone else is answered with a 403 page.
 pub(crate) struct SignedInAdmin(SignedIn);
 
+/// A signed-in admin, bound to tenant unions or not (`Caller::require_within_scope`), for
+/// the pages whose API routes keep to the caller's unions; anyone else is answered with a
+/// 403 page.
+pub(crate) struct SignedInScopedAdmin(SignedIn);
+
+impl FromRequestParts<AppState> for SignedInScopedAdmin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let signed_in = SignedIn::from_request_parts(parts, state).await?;
+        match signed_in.caller().require_within_scope(Role::Admin) {
+            Ok(_) => Ok(SignedInScopedAdmin(signed_in)),
+            Err(error) => Err(forbidden(&signed_in, &error)),
+        }
+    }
+}
+
+fn forbidden(signed_in: &SignedIn, error: &ApiError) -> Response {
+    error_page_for(
+        StatusCode::FORBIDDEN,
+        &format!("The settings are for admins. {}", error.message),
+        Some(signed_in),
+    )
+}
+
 impl FromRequestParts<AppState> for SignedInAdmin {
     type Rejection = Response;
 
@@ -53,31 +94,37 @@ impl FromRequestParts<AppState> for SignedInAdmin {
         let signed_in = SignedIn::from_request_parts(parts, state).await?;
         match signed_in.caller().require(Role::Admin) {
             Ok(_) => Ok(SignedInAdmin(signed_in)),
-            Err(error) => Err(error_page_for(
-                StatusCode::FORBIDDEN,
-                &format!("The settings are for admins. {}", error.message),
-                Some(&signed_in),
-            )),
+            Err(error) => Err(forbidden(&signed_in, &error)),
         }
     }
 }
 
-/// The settings' own navigation.
-const SECTIONS: [(&str, &str); 8] = [
-    ("/settings/context", "Context"),
-    ("/settings/memory", "Context memory"),
-    ("/settings/strategies", "Strategies"),
-    ("/settings/actions", "Response actions"),
-    ("/settings/users", "Users and keys"),
-    ("/settings/unions", "Tenant unions"),
-    ("/settings/audit", "Audit log"),
-    ("/settings", "Overview"),
+/// The settings' own navigation: each section, and whether an admin bound to tenant
+/// unions may open it (its API routes keep to the caller's unions).
+const SECTIONS: [(&str, &str, bool); 8] = [
+    ("/settings/context", "Context", false),
+    ("/settings/memory", "Context memory", true),
+    ("/settings/strategies", "Strategies", false),
+    ("/settings/actions", "Response actions", false),
+    ("/settings/users", "Users and keys", false),
+    ("/settings/unions", "Tenant unions", true),
+    ("/settings/audit", "Audit log", true),
+    ("/settings", "Overview", true),
 ];
+
+/// The sections this user may open.
+fn sections(signed_in: &SignedIn) -> impl Iterator<Item = (&'static str, &'static str)> {
+    let bound = !signed_in.caller().scope().is_all();
+    SECTIONS
+        .into_iter()
+        .filter(move |(_, _, open_to_bound)| !bound || *open_to_bound)
+        .map(|(href, label, _)| (href, label))
+}
 
 fn page(signed_in: &SignedIn, title: &str, status: StatusCode, body: Markup) -> Response {
     let body = html! {
         nav.settings-nav {
-            @for (href, label) in SECTIONS { a href=(href) { (label) } }
+            @for (href, label) in sections(signed_in) { a href=(href) { (label) } }
         }
         section.settings { h1 { (title) } (body) }
     };
@@ -116,16 +163,22 @@ fn json_text(value: &Value) -> String {
 
 pub(crate) async fn overview(
     State(state): State<AppState>,
-    SignedInAdmin(signed_in): SignedInAdmin,
+    SignedInScopedAdmin(signed_in): SignedInScopedAdmin,
 ) -> Response {
-    let effective = context::effective(&state);
+    let caller = signed_in.caller();
+    let bound = !caller.scope().is_all();
     let body = html! {
         p { "What Sleuth knows and does beyond the investigations: each section is the API's, for an admin." }
-        ul.sections {
-            @for (href, label) in SECTIONS.iter().take(SECTIONS.len() - 1) { li { a href=(href) { (label) } } }
+        @if bound {
+            p #bound-admin.notice { "You reach " (caller.scope().to_string()) ": you see and change only what concerns them. What every tenant shares needs an admin bound to no tenant union." }
         }
-        h2 { "The context in force" }
-        (effective_summary(&effective))
+        ul.sections {
+            @for (href, label) in sections(&signed_in).filter(|(href, _)| *href != "/settings") { li { a href=(href) { (label) } } }
+        }
+        @if !bound {
+            h2 { "The context in force" }
+            (effective_summary(&context::effective(&state)))
+        }
     };
     page(&signed_in, "Settings", StatusCode::OK, body)
 }
@@ -223,60 +276,6 @@ pub(crate) async fn context_save(
         }
         Err(error) => api_error_page(error),
     }
-}
-
-// --- Context memory -------------------------------------------------------------------------
-
-pub(crate) async fn memory(
-    State(state): State<AppState>,
-    SignedInAdmin(signed_in): SignedInAdmin,
-) -> Response {
-    let listed = match state.store() {
-        Ok(store) => {
-            store
-                .list_memory_items(&MemoryQuery {
-                    scope: TenantScope::All,
-                    limit: ROWS_SHOWN,
-                    ..MemoryQuery::default()
-                })
-                .await
-        }
-        Err(error) => return api_error_page(error),
-    };
-    let page_of_items = match listed {
-        Ok(items) => items,
-        Err(error) => return api_error_page(error.into()),
-    };
-    let body = html! {
-        p { "What the operator told Sleuth in plain words; investigations cite the items naming their entities. Written over the API (" code { "/app/api/v1/context-memory" } ")." }
-        p.meta { (page_of_items.total) " items; the newest " (ROWS_SHOWN) " shown." }
-        table.settings #memory-table {
-            thead { tr { th { "#" } th { "Text" } th { "Applies to" } th { "Entities" } th { "Updated" } } }
-            tbody {
-                @for item in &page_of_items.items {
-                    tr {
-                        td { (item.id) }
-                        td.text { (item.text) }
-                        td {
-                            @if item.scope.is_global() { "everyone" }
-                            @if let Some(union) = item.scope.tenant_union_id { "union " (union) " " }
-                            @if let Some(tenant) = &item.scope.tenant_id { "tenant " (tenant) }
-                        }
-                        td {
-                            @for hint in &item.hints {
-                                span.kind { (hint.entity.kind.as_str()) } " " (hint.entity.value)
-                                @if let Some(verdict) = hint.verdict { " (" (format!("{verdict:?}").to_lowercase()) ")" }
-                                br;
-                            }
-                            @for entity in &item.entities { span.kind { (entity.kind.as_str()) } " " (entity.value) br; }
-                        }
-                        td { (time(&item.updated_at)) }
-                    }
-                }
-            }
-        }
-    };
-    page(&signed_in, "Context memory", StatusCode::OK, body)
 }
 
 // --- Strategies and their backtest ----------------------------------------------------------
@@ -756,85 +755,6 @@ pub(crate) async fn action_test(
     action_page(&state, &signed_in, script_id, Some(&form), Some(&tested)).await
 }
 
-// --- Users and keys, tenant unions ----------------------------------------------------------
-
-pub(crate) async fn users(
-    State(state): State<AppState>,
-    SignedInAdmin(signed_in): SignedInAdmin,
-) -> Response {
-    let read = async {
-        let store = state.store()?;
-        Ok::<_, ApiError>((store.list_users().await?, store.list_api_keys().await?))
-    }
-    .await;
-    let (users, keys) = match read {
-        Ok(read) => read,
-        Err(error) => return api_error_page(error),
-    };
-    let body = html! {
-        p { "People and their keys. Create, change and revoke them over the API or with " code { "sleuth user" } " and " code { "sleuth key" } "; set a console password with " code { "sleuth user set-password" } "." }
-        table.settings #users-table {
-            thead { tr { th { "#" } th { "Email" } th { "Name" } th { "Role" } th { "Reaches" } th { "Active" } } }
-            tbody {
-                @for user in &users {
-                    tr {
-                        td { (user.id) } td { (user.email) } td { (user.first_name) " " (user.last_name) }
-                        td { (user.role.as_str()) } td { (user.tenant_scope.to_string()) }
-                        td { (if user.is_active { "yes" } else { "no" }) }
-                    }
-                }
-            }
-        }
-        h2 { "API keys" }
-        p.meta { "Only each key's first characters are kept in the clear." }
-        table.settings #keys-table {
-            thead { tr { th { "#" } th { "Name" } th { "Prefix" } th { "User" } th { "Reaches" } th { "Last used" } th { "Revoked" } } }
-            tbody {
-                @for key in &keys {
-                    tr {
-                        td { (key.id) } td { (key.name) } td { code { (key.prefix) "…" } } td { (key.user_email) }
-                        td { (key.tenant_scope.to_string()) }
-                        td { (key.last_used_at.as_ref().map_or("never".to_string(), time)) }
-                        td { (key.revoked_at.as_ref().map_or("—".to_string(), time)) }
-                    }
-                }
-            }
-        }
-    };
-    page(&signed_in, "Users and keys", StatusCode::OK, body)
-}
-
-pub(crate) async fn unions(
-    State(state): State<AppState>,
-    SignedInAdmin(signed_in): SignedInAdmin,
-) -> Response {
-    let listed = match state.store() {
-        Ok(store) => store.list_tenant_unions().await.map_err(ApiError::from),
-        Err(error) => Err(error),
-    };
-    let unions = match listed {
-        Ok(unions) => unions,
-        Err(error) => return api_error_page(error),
-    };
-    let body = html! {
-        p { "Which tenants belong together. A user or key bound to unions sees only their alerts. Change them over the API (" code { "/app/api/v1/tenant-unions" } ") or with " code { "sleuth tenant" } "." }
-        table.settings #unions-table {
-            thead { tr { th { "#" } th { "Name" } th { "Lookup" } th { "Changed by" } th { "Updated" } } }
-            tbody {
-                @for union in &unions {
-                    tr {
-                        td { (union.id) } td { (union.display_name) }
-                        td { pre.inline-json { (json_text(&Value::Object(union.lookup_dict.clone()))) } }
-                        td { (union.last_modified_by.as_ref().map_or("—", |user| user.email.as_str())) }
-                        td { (time(&union.updated_at)) }
-                    }
-                }
-            }
-        }
-    };
-    page(&signed_in, "Tenant unions", StatusCode::OK, body)
-}
-
 // --- The audit log --------------------------------------------------------------------------
 
 #[derive(Deserialize)]
@@ -845,15 +765,24 @@ pub(crate) struct AuditParams {
 
 pub(crate) async fn audit(
     State(state): State<AppState>,
-    SignedInAdmin(signed_in): SignedInAdmin,
+    SignedInScopedAdmin(signed_in): SignedInScopedAdmin,
     Query(params): Query<AuditParams>,
 ) -> Response {
     let offset = params.offset.unwrap_or(0);
+    let caller = signed_in.caller();
+    // Verifying walks every entry, every tenant's: as the API's export, an admin bound to
+    // no union only. Listing keeps to the caller's unions, as the API's list.
+    let may_verify = caller.require(Role::Admin).is_ok();
+    if params.verify.is_some()
+        && let Err(error) = caller.require(Role::Admin)
+    {
+        return forbidden(&signed_in, &error);
+    }
     let read = async {
         let store = state.store()?;
         let page = store
             .list_audit_entries(&AuditQuery {
-                scope: TenantScope::All,
+                scope: caller.scope(),
                 limit: AUDIT_PAGE,
                 offset,
                 ..AuditQuery::default()
@@ -873,9 +802,13 @@ pub(crate) async fn audit(
     };
     let body = html! {
         p { "Every write through the API, the console and the command line, hash-chained: an entry edited, deleted or inserted outside Sleuth breaks the chain." }
-        form #verify-form method="get" action="/settings/audit" {
-            input type="hidden" name="verify" value="1";
-            button #verify-chain type="submit" { "Verify the chain" }
+        @if may_verify {
+            form #verify-form method="get" action="/settings/audit" {
+                input type="hidden" name="verify" value="1";
+                button #verify-chain type="submit" { "Verify the chain" }
+            }
+        } @else {
+            p.meta #audit-scoped { "The entries concerning " (caller.scope().to_string()) ". Verifying the whole chain needs an admin bound to no tenant union." }
         }
         @match &verdict {
             Some(AuditVerdict::Intact { count, head_hash }) => {

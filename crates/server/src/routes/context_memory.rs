@@ -358,14 +358,7 @@ async fn create_item(
 )> {
     caller.require(Role::Member)?;
     let request = parse_request(&body)?;
-    let item = build_item(request, None, caller.user_id())?;
-    require_writable_scope(&caller, &item.scope)?;
-    let created = state.store()?.create_memory_item(&item, now()).await?;
-    concerns(&caller, &created.scope);
-    let note = AuditNote {
-        resource_id: Some(created.id.to_string()),
-        detail: audit_detail(&created),
-    };
+    let (created, note) = create(&state, &caller, request).await?;
     Ok((
         StatusCode::CREATED,
         Extension(note),
@@ -373,6 +366,26 @@ async fn create_item(
             item_id: created.id,
         }),
     ))
+}
+
+/// Creates an item as `caller` (the route's work, also the console's): validated whole,
+/// within the caller's tenant unions. Answers it with the audit note its request's entry
+/// carries.
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    request: ContextMemoryRequest,
+) -> ApiResult<(MemoryItemRecord, AuditNote)> {
+    caller.require(Role::Member)?;
+    let item = build_item(request, None, caller.user_id())?;
+    require_writable_scope(caller, &item.scope)?;
+    let created = state.store()?.create_memory_item(&item, now()).await?;
+    concerns(caller, &created.scope);
+    let note = AuditNote {
+        resource_id: Some(created.id.to_string()),
+        detail: audit_detail(&created),
+    };
+    Ok((created, note))
 }
 
 /// Change a context memory item (member): any of its fields; those left out are kept,
@@ -437,12 +450,21 @@ async fn delete_item(
 ) -> ApiResult<StatusCode> {
     caller.require(Role::Member)?;
     let item_id = path_id(&item_id, "context memory item")?;
-    let store = state.store()?;
-    let current = visible_item(&caller, store.get_memory_item(item_id).await?)?;
-    require_author_or_admin(&caller, &current, "delete")?;
-    concerns(&caller, &current.scope);
-    store.delete_memory_item(item_id).await?;
+    delete(&state, &caller, item_id).await?;
     Ok(StatusCode::OK)
+}
+
+/// Deletes an item as `caller` (the route's work, also the console's): only one the
+/// caller's tenant unions reach (another answers as missing) and the caller wrote, unless
+/// an admin.
+pub(crate) async fn delete(state: &AppState, caller: &Caller, item_id: i64) -> ApiResult<()> {
+    caller.require(Role::Member)?;
+    let store = state.store()?;
+    let current = visible_item(caller, store.get_memory_item(item_id).await?)?;
+    require_author_or_admin(caller, &current, "delete")?;
+    concerns(caller, &current.scope);
+    store.delete_memory_item(item_id).await?;
+    Ok(())
 }
 
 /// The list's parameters, for the OpenAPI description.

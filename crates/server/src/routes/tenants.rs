@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sleuth_domain::Role;
-use sleuth_store::TenantUnionInput;
+use sleuth_store::{TenantUnion, TenantUnionInput};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -94,6 +94,16 @@ async fn create_tenant_union(
     caller: Caller,
     ApiJson(request): ApiJson<TenantUnionRequest>,
 ) -> ApiResult<(StatusCode, Json<TenantUnionDto>)> {
+    let union = create(&state, &caller, request).await?;
+    Ok((StatusCode::CREATED, Json(TenantUnionDto::from(&union))))
+}
+
+/// Creates a tenant union as `caller` (the route's work, also the console's).
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    request: TenantUnionRequest,
+) -> ApiResult<TenantUnion> {
     caller.require(Role::Admin)?;
     let display_name = validate_name(
         request
@@ -106,8 +116,7 @@ async fn create_tenant_union(
         lookup_dict: validate_lookup(request.lookup_dict.unwrap_or_default())?,
         modified_by: Some(caller.user_id()),
     };
-    let union = state.store()?.create_tenant_union(&input).await?;
-    Ok((StatusCode::CREATED, Json(TenantUnionDto::from(&union))))
+    Ok(state.store()?.create_tenant_union(&input).await?)
 }
 
 /// Read a tenant union.
@@ -144,6 +153,19 @@ async fn update_tenant_union(
 ) -> ApiResult<Json<TenantUnionDto>> {
     caller.require(Role::Admin)?;
     let tenant_union_id = path_id(&tenant_union_id, "tenant union")?;
+    let union = update(&state, &caller, tenant_union_id, request).await?;
+    Ok(Json(TenantUnionDto::from(&union)))
+}
+
+/// Renames a tenant union or changes its lookup as `caller` (the route's work, also the
+/// console's).
+pub(crate) async fn update(
+    state: &AppState,
+    caller: &Caller,
+    tenant_union_id: i64,
+    request: TenantUnionRequest,
+) -> ApiResult<TenantUnion> {
+    caller.require(Role::Admin)?;
     if request.display_name.is_none() && request.lookup_dict.is_none() {
         return Err(ApiError::bad_request(
             "nothing to change: send display_name and/or lookup_dict",
@@ -162,6 +184,5 @@ async fn update_tenant_union(
         },
         modified_by: Some(caller.user_id()),
     };
-    let union = store.update_tenant_union(tenant_union_id, &input).await?;
-    Ok(Json(TenantUnionDto::from(&union)))
+    Ok(store.update_tenant_union(tenant_union_id, &input).await?)
 }

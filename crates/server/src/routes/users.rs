@@ -181,6 +181,17 @@ async fn create_user(
     caller: Caller,
     ApiJson(request): ApiJson<CreateUserRequest>,
 ) -> ApiResult<(StatusCode, Json<ManagedUserDto>)> {
+    let user = create(&state, &caller, request).await?;
+    Ok((StatusCode::CREATED, Json(ManagedUserDto::from(&user))))
+}
+
+/// Creates a user as `caller` (the route's work, also the console's), firing
+/// `USER_CREATED`.
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    request: CreateUserRequest,
+) -> ApiResult<User> {
     caller.require(Role::Admin)?;
     let email = request
         .email
@@ -207,13 +218,8 @@ async fn create_user(
     };
     let store = state.store()?;
     let user = store.create_user(&new_user).await?;
-    firing::fire_detached(
-        &state,
-        store,
-        vec![USER_CREATED],
-        firing::user_firing(&user),
-    );
-    Ok((StatusCode::CREATED, Json(ManagedUserDto::from(&user))))
+    firing::fire_detached(state, store, vec![USER_CREATED], firing::user_firing(&user));
+    Ok(user)
 }
 
 /// Change a user's role or names, or deactivate (`is_active: false`) or reactivate them
@@ -231,6 +237,18 @@ async fn update_user(
 ) -> ApiResult<Json<ManagedUserDto>> {
     caller.require(Role::Admin)?;
     let user_id = path_id(&user_id, "user")?;
+    let user = update(&state, &caller, user_id, request).await?;
+    Ok(Json(ManagedUserDto::from(&user)))
+}
+
+/// Changes a user as `caller` (the route's work, also the console's).
+pub(crate) async fn update(
+    state: &AppState,
+    caller: &Caller,
+    user_id: i64,
+    request: UpdateUserRequest,
+) -> ApiResult<User> {
+    caller.require(Role::Admin)?;
     let changes = UserChanges {
         role: request.role.as_deref().map(role).transpose()?,
         first_name: request
@@ -265,8 +283,7 @@ async fn update_user(
              always keeps an admin",
         ));
     }
-    let user = state.store()?.update_user(user_id, &changes).await?;
-    Ok(Json(ManagedUserDto::from(&user)))
+    Ok(state.store()?.update_user(user_id, &changes).await?)
 }
 
 /// Body of a password set or reset.
@@ -297,6 +314,18 @@ async fn set_password(
 ) -> ApiResult<StatusCode> {
     caller.require(Role::Admin)?;
     let user_id = path_id(&user_id, "user")?;
+    set_password_of(&state, &caller, user_id, request).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Sets a user's console password as `caller` (the route's work, also the console's).
+pub(crate) async fn set_password_of(
+    state: &AppState,
+    caller: &Caller,
+    user_id: i64,
+    request: SetPasswordRequest,
+) -> ApiResult<()> {
+    caller.require(Role::Admin)?;
     let password = request
         .password
         .ok_or_else(|| ApiError::invalid_field("password", "is required"))?;
@@ -313,7 +342,7 @@ async fn set_password(
             chrono::Utc::now(),
         )
         .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(())
 }
 
 /// Every user by id, for showing keys with their users.

@@ -227,12 +227,117 @@ impl ConsoleApp {
     }
 }
 
+impl ConsoleApp {
+    /// Another user, bound to `scope`, with an API key (answered) of the same scope and
+    /// the console password `PASSWORD`.
+    pub(crate) async fn add_user(
+        &self,
+        email: &str,
+        role: Role,
+        scope: sleuth_store::TenantScope,
+    ) -> String {
+        add_scoped_user(&self.store, email, role, scope).await
+    }
+
+    /// Signs `email` in over plain HTTP as a browser would (the form's cookie and CSRF
+    /// field); answers the session's `Cookie` header value.
+    pub(crate) async fn sign_in_http(&self, email: &str) -> String {
+        let form = self.request("GET", "/sign-in", &[], None).await;
+        let form_cookie = form.headers["set-cookie"]
+            .to_str()
+            .expect("a cookie")
+            .split(';')
+            .next()
+            .expect("a pair")
+            .to_string();
+        let csrf = form_cookie
+            .trim_start_matches("sleuth_sign_in=")
+            .to_string();
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("email", email)
+            .append_pair("password", PASSWORD)
+            .append_pair("csrf", &csrf)
+            .append_pair("next", "/")
+            .finish();
+        let signed_in = self
+            .request(
+                "POST",
+                "/sign-in",
+                &[("cookie", &form_cookie)],
+                Some(("application/x-www-form-urlencoded", body.into_bytes())),
+            )
+            .await;
+        assert_eq!(signed_in.status, 303, "{}", signed_in.text);
+        signed_in
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find(|value| value.starts_with("sleuth_session="))
+            .and_then(|value| value.split(';').next())
+            .expect("a session cookie")
+            .to_string()
+    }
+
+    /// A console page, as the session of `cookie`.
+    pub(crate) async fn page(&self, cookie: &str, path: &str) -> Answer {
+        self.request(
+            "GET",
+            path,
+            &[("cookie", cookie), ("accept", "text/html")],
+            None,
+        )
+        .await
+    }
+
+    /// A console form, sent as the session of `cookie` with its CSRF secret (read from
+    /// the queue's sign-out form: every page's shell has one).
+    pub(crate) async fn post_form(
+        &self,
+        cookie: &str,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> Answer {
+        let any_page = self.page(cookie, "/").await;
+        let csrf = any_page
+            .text
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a CSRF field")
+            .to_string();
+        let mut body = form_urlencoded::Serializer::new(String::new());
+        body.append_pair("csrf", &csrf);
+        for (name, value) in fields {
+            body.append_pair(name, value);
+        }
+        self.request(
+            "POST",
+            path,
+            &[("cookie", cookie), ("accept", "text/html")],
+            Some((
+                "application/x-www-form-urlencoded",
+                body.finish().into_bytes(),
+            )),
+        )
+        .await
+    }
+}
+
 /// A user with an API key and the console password `PASSWORD` (theirs to keep).
 async fn add_user(store: &Arc<dyn Store>, email: &str, role: Role) -> String {
-    let user = store
-        .create_user(&fixtures::new_user(email, role))
-        .await
-        .expect("user");
+    add_scoped_user(store, email, role, sleuth_store::TenantScope::All).await
+}
+
+async fn add_scoped_user(
+    store: &Arc<dyn Store>,
+    email: &str,
+    role: Role,
+    scope: sleuth_store::TenantScope,
+) -> String {
+    let mut new_user = fixtures::new_user(email, role);
+    new_user.tenant_scope = scope.clone();
+    let user = store.create_user(&new_user).await.expect("user");
     store
         .set_password(
             user.id,
@@ -249,7 +354,7 @@ async fn add_user(store: &Arc<dyn Store>, email: &str, role: Role) -> String {
             name: "test".into(),
             hash,
             prefix,
-            tenant_scope: sleuth_store::TenantScope::All,
+            tenant_scope: scope,
         })
         .await
         .expect("key");

@@ -11,6 +11,7 @@
 
 mod harness;
 mod pages;
+mod settings;
 mod webdriver;
 
 use serde_json::{Value, json};

@@ -1,0 +1,367 @@
+//! Users and keys in the settings: the users and their API keys, a form to create a user
+//! with a role (and, optionally, one tenant union they are bound to), and each user's page
+//! to change their role, deactivate or reactivate them, and set or reset their console
+//! password. Every change is the API's (`routes::users::create`, `::update`,
+//! `::set_password_of`): its rules (an admin cannot demote or deactivate themselves, the
+//! store keeps an active admin, a deactivated user's keys are revoked, a new password ends
+//! the user's sessions) and its messages. A password typed here is never shown again,
+//! also not after an error.
+
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use maud::{Markup, html};
+use serde::Deserialize;
+use sleuth_domain::Role;
+use sleuth_store::{TenantUnion, User};
+
+use super::{SignedInAdmin, page, positive_id, problem, problem_status, see_other};
+use crate::console::pages::{api_error_page, time};
+use crate::console::session::SignedIn;
+use crate::error::ApiError;
+use crate::routes::users::{self, CreateUserRequest, SetPasswordRequest, UpdateUserRequest};
+use crate::state::AppState;
+
+#[derive(Deserialize, Default)]
+pub(crate) struct NewUserForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    first_name: String,
+    #[serde(default)]
+    last_name: String,
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    tenant_union_id: String,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ChangeForm {
+    #[serde(default)]
+    csrf: String,
+    role: Option<String>,
+    is_active: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PasswordForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    password: String,
+    /// A checkbox: sent ("on") when checked, absent when not.
+    must_change: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Done {
+    done: Option<String>,
+}
+
+fn role_options(chosen: &str) -> Markup {
+    html! {
+        @for role in Role::ALL {
+            option value=(role.as_str()) selected[role.as_str() == chosen] { (role.as_str()) }
+        }
+    }
+}
+
+async fn list(
+    state: &AppState,
+    signed_in: &SignedIn,
+    form: Option<&NewUserForm>,
+    error: Option<&ApiError>,
+) -> Response {
+    let read = async {
+        let store = state.store()?;
+        Ok::<_, ApiError>((
+            store.list_users().await?,
+            store.list_api_keys().await?,
+            store.list_tenant_unions().await?,
+        ))
+    }
+    .await;
+    let (users, keys, unions) = match read {
+        Ok(read) => read,
+        Err(error) => return api_error_page(error),
+    };
+    let empty = NewUserForm::default();
+    let form = form.unwrap_or(&empty);
+    let chosen_role = if form.role.is_empty() {
+        Role::Member.as_str()
+    } else {
+        form.role.as_str()
+    };
+    let body = html! {
+        p { "People and their keys (the API's " code { "/app/api/v1/users" } " and " code { "/app/api/v1/api-keys" } "). Open a user to change their role, deactivate them or set their console password. Keys are made and revoked over the API or with " code { "sleuth apikey" } "." }
+        table.settings #users-table {
+            thead { tr { th { "#" } th { "Email" } th { "Name" } th { "Role" } th { "Reaches" } th { "Active" } } }
+            tbody {
+                @for user in &users {
+                    tr {
+                        td { (user.id) }
+                        td { a href=(format!("/settings/users/{}", user.id)) { (user.email) } }
+                        td { (user.first_name) " " (user.last_name) }
+                        td { (user.role.as_str()) } td { (user.tenant_scope.to_string()) }
+                        td { (if user.is_active { "yes" } else { "no" }) }
+                    }
+                }
+            }
+        }
+        h2 { "New user" }
+        @if let Some(error) = error { (problem(error)) }
+        form #user-form method="post" action="/settings/users" {
+            input type="hidden" name="csrf" value=(signed_in.csrf());
+            label { "Email" input #user-email type="email" name="email" required value=(form.email); }
+            label { "First name" input #user-first type="text" name="first_name" value=(form.first_name); }
+            label { "Last name" input #user-last type="text" name="last_name" value=(form.last_name); }
+            label { "Role" select #user-role name="role" { (role_options(chosen_role)) } }
+            label { "Reaches"
+                select #user-union name="tenant_union_id" {
+                    option value="" { "every tenant union" }
+                    @for union in &unions {
+                        @let id = union.id.to_string();
+                        option value=(id) selected[form.tenant_union_id == id] { "only " (union.display_name) }
+                    }
+                }
+            }
+            button #create-user type="submit" { "Create" }
+        }
+        h2 { "API keys" }
+        p.meta { "Only each key's first characters are kept in the clear." }
+        table.settings #keys-table {
+            thead { tr { th { "#" } th { "Name" } th { "Prefix" } th { "User" } th { "Reaches" } th { "Last used" } th { "Revoked" } } }
+            tbody {
+                @for key in &keys {
+                    tr {
+                        td { (key.id) } td { (key.name) } td { code { (key.prefix) "…" } } td { (key.user_email) }
+                        td { (key.tenant_scope.to_string()) }
+                        td { (key.last_used_at.as_ref().map_or("never".to_string(), time)) }
+                        td { (key.revoked_at.as_ref().map_or("—".to_string(), time)) }
+                    }
+                }
+            }
+        }
+    };
+    let status = error.map_or(StatusCode::OK, problem_status);
+    page(signed_in, "Users and keys", status, body)
+}
+
+pub(crate) async fn users(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+) -> Response {
+    list(&state, &signed_in, None, None).await
+}
+
+pub(crate) async fn user_create(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+    Form(form): Form<NewUserForm>,
+) -> Response {
+    if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
+        return refused;
+    }
+    let tenant_union_ids = match form.tenant_union_id.trim() {
+        "" => Ok(None),
+        raw => raw
+            .parse::<i64>()
+            .map(|id| Some(vec![id]))
+            .map_err(|_| ApiError::invalid_field("tenant_union_ids", "must be a tenant union id")),
+    };
+    let created = match tenant_union_ids {
+        Ok(tenant_union_ids) => {
+            let request = CreateUserRequest {
+                email: Some(form.email.clone()),
+                first_name: Some(form.first_name.clone()),
+                last_name: Some(form.last_name.clone()),
+                role: Some(form.role.clone()),
+                oidc_user_id: None,
+                tenant_union_ids,
+            };
+            users::create(&state, &signed_in.caller(), request).await
+        }
+        Err(error) => Err(error),
+    };
+    match created {
+        Ok(user) => see_other(&format!("/settings/users/{}?done=created", user.id)),
+        Err(error) if problem_status(&error).is_client_error() => {
+            list(&state, &signed_in, Some(&form), Some(&error)).await
+        }
+        Err(error) => api_error_page(error),
+    }
+}
+
+/// What a change on the user's page came to, for its notice.
+fn done_notice(done: &str) -> Option<&'static str> {
+    match done {
+        "created" => {
+            Some("Created. Set their console password below, or give them a key over the API.")
+        }
+        "role" => Some("Their role is changed."),
+        "deactivated" => Some("Deactivated: their keys are revoked and they cannot sign in."),
+        "reactivated" => Some("Reactivated, without keys: make them new ones."),
+        "password" => Some("Their console password is set; their sessions ended."),
+        _ => None,
+    }
+}
+
+fn union_names(user: &User, unions: &[TenantUnion]) -> String {
+    match user.tenant_scope.union_ids() {
+        None => "every tenant union".to_string(),
+        Some(ids) => ids
+            .iter()
+            .map(|id| {
+                unions
+                    .iter()
+                    .find(|union| union.id == *id)
+                    .map_or_else(|| format!("union {id}"), |union| union.display_name.clone())
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+async fn show(
+    state: &AppState,
+    signed_in: &SignedIn,
+    user_id: i64,
+    done: Option<&str>,
+    error: Option<&ApiError>,
+) -> Response {
+    let read = async {
+        let store = state.store()?;
+        Ok::<_, ApiError>((
+            store.get_user(user_id).await?,
+            store.list_tenant_unions().await?,
+        ))
+    }
+    .await;
+    let (user, unions) = match read {
+        Ok(read) => read,
+        Err(error) => return api_error_page(error),
+    };
+    let action = format!("/settings/users/{}", user.id);
+    let body = html! {
+        p.crumbs { a href="/settings/users" { "Users and keys" } " / #" (user.id) }
+        h2 #user-title { (user.email) }
+        @if let Some(notice) = done.and_then(done_notice) { p.notice #user-done { (notice) } }
+        @if let Some(error) = error { (problem(error)) }
+        dl.facts #user-facts {
+            dt { "Name" } dd { (user.first_name) " " (user.last_name) }
+            dt { "Role" } dd #user-role-now { (user.role.as_str()) }
+            dt { "Reaches" } dd { (union_names(&user, &unions)) }
+            dt { "Active" } dd #user-active-now { (if user.is_active { "yes" } else { "no" }) }
+            dt { "Since" } dd { (time(&user.created_at)) }
+        }
+        h3 { "Role" }
+        form #role-form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(signed_in.csrf());
+            label { "Role" select #role name="role" { (role_options(user.role.as_str())) } }
+            button #change-role type="submit" { "Change the role" }
+        }
+        h3 { "Access" }
+        form #active-form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(signed_in.csrf());
+            @if user.is_active {
+                input type="hidden" name="is_active" value="false";
+                button #deactivate type="submit" { "Deactivate (revokes their keys)" }
+            } @else {
+                input type="hidden" name="is_active" value="true";
+                button #reactivate type="submit" { "Reactivate" }
+            }
+        }
+        h3 { "Console password" }
+        form #password-form method="post" action=(format!("{action}/password")) {
+            input type="hidden" name="csrf" value=(signed_in.csrf());
+            label { "New password (at least 12 characters)" input #user-password type="password" name="password" autocomplete="new-password"; }
+            label.check { input #must-change type="checkbox" name="must_change" checked; "They must choose their own at their next sign-in" }
+            button #set-password type="submit" { "Set the password" }
+        }
+    };
+    let status = error.map_or(StatusCode::OK, problem_status);
+    page(signed_in, "User", status, body)
+}
+
+fn no_such_user() -> ApiError {
+    ApiError::not_found("there is no such user")
+}
+
+pub(crate) async fn user_page(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+    Path(raw_id): Path<String>,
+    Query(done): Query<Done>,
+) -> Response {
+    let Some(user_id) = positive_id(&raw_id) else {
+        return api_error_page(no_such_user());
+    };
+    show(&state, &signed_in, user_id, done.done.as_deref(), None).await
+}
+
+pub(crate) async fn user_change(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+    Path(raw_id): Path<String>,
+    Form(form): Form<ChangeForm>,
+) -> Response {
+    if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
+        return refused;
+    }
+    let Some(user_id) = positive_id(&raw_id) else {
+        return api_error_page(no_such_user());
+    };
+    let is_active = match form.is_active.as_deref() {
+        None => None,
+        Some("true") => Some(true),
+        Some(_) => Some(false),
+    };
+    let done = match (&form.role, is_active) {
+        (Some(_), _) => "role",
+        (None, Some(true)) => "reactivated",
+        (None, _) => "deactivated",
+    };
+    let request = UpdateUserRequest {
+        role: form.role.clone(),
+        first_name: None,
+        last_name: None,
+        is_active,
+        tenant_union_ids: None,
+    };
+    match users::update(&state, &signed_in.caller(), user_id, request).await {
+        Ok(user) => see_other(&format!("/settings/users/{}?done={done}", user.id)),
+        Err(error) if problem_status(&error).is_client_error() => {
+            show(&state, &signed_in, user_id, None, Some(&error)).await
+        }
+        Err(error) => api_error_page(error),
+    }
+}
+
+pub(crate) async fn user_password(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+    Path(raw_id): Path<String>,
+    Form(form): Form<PasswordForm>,
+) -> Response {
+    if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
+        return refused;
+    }
+    let Some(user_id) = positive_id(&raw_id) else {
+        return api_error_page(no_such_user());
+    };
+    let request = SetPasswordRequest {
+        password: Some(form.password),
+        must_change: Some(form.must_change.is_some()),
+    };
+    match users::set_password_of(&state, &signed_in.caller(), user_id, request).await {
+        Ok(()) => see_other(&format!("/settings/users/{user_id}?done=password")),
+        Err(error) if problem_status(&error).is_client_error() => {
+            show(&state, &signed_in, user_id, None, Some(&error)).await
+        }
+        Err(error) => api_error_page(error),
+    }
+}
