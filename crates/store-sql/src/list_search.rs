@@ -7,7 +7,13 @@
 //! matches (`list_plan::subtract_other_states`; a list shows successes by default, which
 //! nearly every investigation ends as), the count is the matches in every state less the
 //! matches among the investigations of the other states; when those hold none (the kept
-//! counts say so), that second statement is not even run.
+//! counts say so), that second statement is not even run. That second count reads, state by
+//! state, only the matches in the state's span of ids (`count_elsewhere`, planned by
+//! `list_plan::count_elsewhere`): jobs are claimed in id order, so the queue is the newest
+//! ids and what concluded the oldest, and the search index reads the matches in a range of
+//! rowids without the rest. Reading every match into a list instead cost 84 to 237 ms for
+//! a word in a fifth of a million documents whose other states held 5,500 (1.2 ms by
+//! their spans).
 //!
 //! PostgreSQL keeps each investigation's search vector on its row: counting the matches in
 //! every state reads every matching row just as counting those in the state does, so
@@ -18,8 +24,11 @@ use sleuth_store::{InvestigationQuery, StoreResult, search_phrases};
 use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
-use crate::list_plan::{Facet, subtract_other_states};
-use crate::{DbResultExt, Dialect, search};
+use crate::list_plan::{
+    Elsewhere, ElsewherePart, Facet, StateSpan, count_elsewhere as plan_elsewhere,
+    subtract_other_states,
+};
+use crate::{DbResultExt, Dialect, rows, search};
 
 /// The exact count of a search in `state` with no other filter (`CountFrom::Search`), or
 /// `None` when it is better counted by its rows.
@@ -65,21 +74,7 @@ pub(crate) async fn count_in_state(
     let elsewhere = if in_other_states == 0 {
         0
     } else {
-        // The matches read into a list once, then each investigation of the other states
-        // looked up in it.
-        let mut elsewhere =
-            SqlBuilder::new("SELECT COUNT(*) FROM investigations i WHERE i.status IN ");
-        elsewhere.bind_list(others)?;
-        let parameter = elsewhere.next_parameter();
-        elsewhere.push(" AND ");
-        elsewhere.push(&search::filter_condition(dialect, parameter, "i.id"));
-        elsewhere.bind_only(expression)?;
-        let elsewhere: i64 = elsewhere
-            .build_scalar()
-            .fetch_one(&mut *transaction)
-            .await
-            .db()?;
-        u64::try_from(elsewhere).unwrap_or(0)
+        count_elsewhere(&mut transaction, dialect, &others, &expression, everywhere).await?
     };
     transaction.commit().await.db()?;
     let in_state = everywhere.saturating_sub(elsewhere);
@@ -88,4 +83,85 @@ pub(crate) async fn count_in_state(
     } else {
         vec![(state, in_state)]
     }))
+}
+
+/// The matches of the search `expression` among the investigations of the `others` states,
+/// read as `list_plan::count_elsewhere` plans from each state's span of ids: the matches
+/// in a state's span (the search index reads a range of rowids alone), each state's
+/// investigations looked up one by one, or every match read into a list once.
+async fn count_elsewhere(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    others: &[String],
+    expression: &str,
+    everywhere: u64,
+) -> StoreResult<u64> {
+    let mut bounds = SqlBuilder::new(
+        "SELECT i.status AS status, COUNT(*) AS n, MIN(i.id) AS low, MAX(i.id) AS high, \
+         (SELECT MAX(id) FROM investigations) AS last_id \
+         FROM investigations i WHERE i.status IN ",
+    );
+    bounds.bind_list(others.iter().cloned())?;
+    bounds.push(" GROUP BY i.status");
+    let mut spans = Vec::new();
+    let mut last_id = 0;
+    for row in &bounds.build().fetch_all(&mut *connection).await.db()? {
+        last_id = rows::int(row, "last_id")?;
+        spans.push(StateSpan {
+            state: rows::parsed(row, "status", InvestigationStatus::parse)?,
+            investigations: u64::try_from(rows::int(row, "n")?).unwrap_or(0),
+            low: rows::int(row, "low")?,
+            high: rows::int(row, "high")?,
+        });
+    }
+    let count = match plan_elsewhere(everywhere, last_id, &spans) {
+        Elsewhere::EveryMatch => {
+            let mut count =
+                SqlBuilder::new("SELECT COUNT(*) FROM investigations i WHERE i.status IN ");
+            count.bind_list(others.iter().cloned())?;
+            let parameter = count.next_parameter();
+            count.push(" AND ");
+            count.push(&search::filter_condition(dialect, parameter, "i.id"));
+            count.bind_only(expression.to_string())?;
+            count
+        }
+        Elsewhere::Parts(parts) if parts.is_empty() => return Ok(0),
+        Elsewhere::Parts(parts) => {
+            let mut count = SqlBuilder::new("SELECT 0");
+            let parameter = count.next_parameter();
+            count.bind_only(expression.to_string())?;
+            for (state, part) in parts {
+                count.push(" + (SELECT COUNT(*) FROM investigations i WHERE i.status = ");
+                count.bind(state.as_str().to_string())?;
+                match part {
+                    ElsewherePart::Range { low, high } => {
+                        count.push(" AND i.id BETWEEN ");
+                        count.bind(low)?;
+                        count.push(" AND ");
+                        count.bind(high)?;
+                        count.push(&format!(
+                            " AND i.id IN (SELECT rowid FROM investigation_search \
+                             WHERE investigation_search MATCH ${parameter} AND rowid BETWEEN "
+                        ));
+                        count.bind(low)?;
+                        count.push(" AND ");
+                        count.bind(high)?;
+                        count.push("))");
+                    }
+                    ElsewherePart::Probe => {
+                        count.push(" AND ");
+                        count.push(&search::walked_filter_condition(dialect, parameter));
+                        count.push(")");
+                    }
+                }
+            }
+            count
+        }
+    };
+    let elsewhere: i64 = count
+        .build_scalar()
+        .fetch_one(&mut *connection)
+        .await
+        .db()?;
+    Ok(u64::try_from(elsewhere).unwrap_or(0))
 }
