@@ -31,6 +31,9 @@
 //! a day at a time (`list_days`). Any other order that cannot seek into a time range reads
 //! the range's matches and sorts them, unless a walk past everything outside the range
 //! would read fewer rows.
+//! On SQLite a search walking one state's sort order tests windows of it against the
+//! search index's matches in their span of ids (`list_search::page_in_windows`), not each
+//! investigation it passes.
 
 use std::collections::BTreeMap;
 
@@ -45,7 +48,7 @@ use crate::builder::SqlBuilder;
 use crate::list_days::{self, DayPart};
 use crate::list_plan::{
     Branch, CountFrom, Facet, Filters, KeptSizes, count_from, needs_state_sizes, plan_branches,
-    split_by_priority, states, tags_in_alert_create_range,
+    searched_in_windows, split_by_priority, states, tags_in_alert_create_range, window_rows,
 };
 use crate::list_sql::{Access, column, push_micros_range, push_order, push_range, sort_columns};
 use crate::{DbResultExt, Dialect, investigations, list_search, rows, search};
@@ -67,7 +70,8 @@ pub(crate) async fn list_investigations(
             items: Vec::new(),
         });
     }
-    let branches = page_branches(&mut connection, dialect, query, &matches, page_end).await?;
+    let (branches, kept) =
+        page_branches(&mut connection, dialect, query, &matches, page_end).await?;
     let branches = split_by_priority(query, branches);
     let branches = split_by_day(
         &mut connection,
@@ -78,10 +82,49 @@ pub(crate) async fn list_investigations(
         page_end,
     )
     .await?;
-    let page = page_query(dialect, query, &branches, page_end)?;
-    let ids: Vec<i64> = page.build_scalar().fetch_all(&mut *connection).await.db()?;
+    let ids = page_ids(
+        &mut connection,
+        dialect,
+        query,
+        &matches,
+        &kept,
+        &branches,
+        page_end,
+    )
+    .await?;
     let items = investigations::fetch_by_ids(&mut connection, &ids).await?;
     Ok(InvestigationPage { total, items })
+}
+
+/// The ids of the page, in order: from the branches' statement (`page_query`), or, for a
+/// search `searched_in_windows` names, in windows of the sort order.
+async fn page_ids(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    matches: &[(InvestigationStatus, u64)],
+    kept: &KeptSizes,
+    branches: &[Branch],
+    page_end: u64,
+) -> StoreResult<Vec<i64>> {
+    match searched_in_windows(dialect, query, branches) {
+        Some(state) => {
+            let matching = matches
+                .iter()
+                .find(|(counted, _)| *counted == state)
+                .map_or(0, |(_, matching)| *matching);
+            let in_state = kept.size_of(state);
+            let window = window_rows(page_end, in_state, matching);
+            list_search::page_in_windows(
+                connection, dialect, query, state, in_state, window, page_end,
+            )
+            .await
+        }
+        None => {
+            let page = page_query(dialect, query, branches, page_end)?;
+            page.build_scalar().fetch_all(&mut *connection).await.db()
+        }
+    }
 }
 
 /// The exact number of matching investigations in each listed state that has any. It sums
@@ -559,7 +602,7 @@ async fn page_branches(
     query: &InvestigationQuery,
     matches: &[(InvestigationStatus, u64)],
     page_end: u64,
-) -> StoreResult<Vec<Branch>> {
+) -> StoreResult<(Vec<Branch>, KeptSizes)> {
     let mut kept = KeptSizes::default();
     if needs_state_sizes(query) {
         let mut in_states = SqlBuilder::new(Facet::All.sum_by_state());
@@ -570,7 +613,8 @@ async fn page_branches(
             kept.tagged = tagged_by_state(connection, dialect, query).await?;
         }
     }
-    Ok(plan_branches(query, matches, &kept, page_end))
+    let branches = plan_branches(query, matches, &kept, page_end);
+    Ok((branches, kept))
 }
 
 /// How many investigations in each state carry any of the query's tags, over all time
@@ -674,7 +718,7 @@ fn push_branch(
 }
 
 /// Every filter but the states, each as ` AND ...`.
-fn push_other_filters(
+pub(crate) fn push_other_filters(
     builder: &mut SqlBuilder,
     dialect: Dialect,
     query: &InvestigationQuery,

@@ -10,6 +10,7 @@
 use sleuth_domain::{InvestigationStatus, Priority};
 use sleuth_store::{InvestigationQuery, SortKey, search_phrases};
 
+use crate::Dialect;
 use crate::list_days::DayPart;
 use crate::list_sql::Access;
 use crate::rows::priority_rank;
@@ -452,6 +453,11 @@ pub(crate) struct KeptSizes {
 }
 
 impl KeptSizes {
+    /// The kept count of every investigation in `state` (0 when not read).
+    pub(crate) fn size_of(&self, state: InvestigationStatus) -> u128 {
+        KeptSizes::of(&self.in_state, state)
+    }
+
     fn of(sizes: &[(InvestigationStatus, u128)], state: InvestigationStatus) -> u128 {
         sizes
             .iter()
@@ -539,6 +545,58 @@ pub(crate) fn plan_branches(
             }
         })
         .collect()
+}
+
+/// The state of a search's page that `list_search::page_in_windows` reads: on SQLite, a
+/// search in one state whose page walks the sort order (`Access::SortOrder`), whole (not
+/// per priority rank or day). Walking it looks each investigation passed up in the search
+/// index, 45 µs to 1.5 ms a lookup on SQLite (220 ms for a page of a word in a sixth of
+/// 100,000 documents); a window of the sort order is tested against the matches in its span
+/// of ids, read once (1.6 ms). A pure function, no I/O.
+pub(crate) fn searched_in_windows(
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    branches: &[Branch],
+) -> Option<InvestigationStatus> {
+    match branches {
+        [branch]
+            if dialect == Dialect::Sqlite
+                && Filters::of(query).search
+                && branch.access == Access::SortOrder
+                && branch.priority_rank.is_none()
+                && branch.day.is_none() =>
+        {
+            Some(branch.state)
+        }
+        _ => None,
+    }
+}
+
+/// The first window of `searched_in_windows`: twice the rows a walk is expected to pass
+/// before `page_end` matches when they spread evenly (`page_end * in_state / matching`),
+/// and the page itself; `None` (the whole state) when that reaches every investigation in
+/// it. A pure function, no I/O.
+pub(crate) fn window_rows(page_end: u64, in_state: u128, matching: u64) -> Option<u64> {
+    let expected = u128::from(page_end).saturating_mul(in_state) / u128::from(matching.max(1));
+    let rows = expected
+        .saturating_mul(2)
+        .saturating_add(u128::from(page_end));
+    whole_state_from(rows, in_state)
+}
+
+/// The window after one of `rows` that held fewer than the page's matches: four times as
+/// many rows, so that the rows read again stay under a third of the last window; `None`
+/// (the whole state) once that reaches every investigation in it.
+pub(crate) fn next_window(rows: u64, in_state: u128) -> Option<u64> {
+    whole_state_from(u128::from(rows).saturating_mul(4), in_state)
+}
+
+fn whole_state_from(rows: u128, in_state: u128) -> Option<u64> {
+    if rows >= in_state {
+        None
+    } else {
+        u64::try_from(rows).ok()
+    }
 }
 
 /// Whether the query's one filter is a single type, source or tenant id and the order is
@@ -1124,6 +1182,98 @@ mod tests {
         for (name, everywhere, last_id, spans, expected) in cases {
             assert_eq!(
                 count_elsewhere(everywhere, last_id, &spans),
+                expected,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_searched_page_is_read_in_windows_that_grow_fourfold_up_to_the_whole_state() {
+        let cases = [
+            // (page end, in the state, matching, first window)
+            (20, 1_000_000, 200_000, Some(220)),
+            (20, 1_000_000, 20_000, Some(2_020)),
+            (20, 100, 90, Some(64)),
+            (20, 50, 45, None),
+            (20, 0, 10, None),
+            (10_020, 1_000_000, 200_000, Some(110_220)),
+            (20, 1_000_000, 0, None),
+        ];
+        for (page_end, in_state, matching, expected) in cases {
+            assert_eq!(
+                window_rows(page_end, in_state, matching),
+                expected,
+                "{page_end} {in_state} {matching}"
+            );
+        }
+        assert_eq!(next_window(220, 1_000_000), Some(880));
+        assert_eq!(next_window(300_000, 1_000_000), None);
+        assert_eq!(next_window(250_000, 1_000_000), None);
+        assert_eq!(next_window(249_999, 1_000_000), Some(999_996));
+    }
+
+    #[test]
+    fn only_a_sqlite_search_walking_one_state_whole_is_read_in_windows() {
+        use InvestigationStatus::{Error, Success};
+        let search = InvestigationQuery {
+            search: Some("powershell".into()),
+            ..InvestigationQuery::default()
+        };
+        let branch = |state, access, priority_rank| Branch {
+            state,
+            access,
+            priority_rank,
+            day: None,
+        };
+        let walk = branch(Success, Access::SortOrder, None);
+        let cases = [
+            (
+                "one walked state",
+                Dialect::Sqlite,
+                search.clone(),
+                vec![walk],
+                Some(Success),
+            ),
+            (
+                "PostgreSQL",
+                Dialect::Postgres,
+                search.clone(),
+                vec![walk],
+                None,
+            ),
+            (
+                "no search",
+                Dialect::Sqlite,
+                InvestigationQuery::default(),
+                vec![walk],
+                None,
+            ),
+            (
+                "its matches read",
+                Dialect::Sqlite,
+                search.clone(),
+                vec![branch(Success, Access::Matches, None)],
+                None,
+            ),
+            (
+                "two states",
+                Dialect::Sqlite,
+                search.clone(),
+                vec![walk, branch(Error, Access::SortOrder, None)],
+                None,
+            ),
+            (
+                "one priority rank",
+                Dialect::Sqlite,
+                search.clone(),
+                vec![branch(Success, Access::SortOrder, Some(1))],
+                None,
+            ),
+        ];
+        for (name, dialect, query, branches, expected) in cases {
+            assert_eq!(
+                searched_in_windows(dialect, &query, &branches),
                 expected,
                 "{name}"
             );

@@ -25,9 +25,10 @@ use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
 use crate::list_plan::{
-    Elsewhere, ElsewherePart, Facet, StateSpan, count_elsewhere as plan_elsewhere,
+    Elsewhere, ElsewherePart, Facet, StateSpan, count_elsewhere as plan_elsewhere, next_window,
     subtract_other_states,
 };
+use crate::list_sql::{Access, push_order, sort_columns};
 use crate::{DbResultExt, Dialect, rows, search};
 
 /// The exact count of a search in `state` with no other filter (`CountFrom::Search`), or
@@ -164,4 +165,77 @@ async fn count_elsewhere(
         .await
         .db()?;
     Ok(u64::try_from(elsewhere).unwrap_or(0))
+}
+
+/// The ids of one page (from `query.offset`, up to `page_end`) of a search in `state` that
+/// `list_plan::searched_in_windows` reads in windows, on SQLite: the first `window` rows of
+/// the state in the sort order (`None`: all of them), under every filter but the search,
+/// are tested against the matches from the lowest id among them on, read once from the
+/// search index (`rowid >=` a bound: no lookup per investigation). A window holding fewer
+/// than `page_end` matches is followed by one four times as large (`next_window`), up to
+/// the whole state: the matches of a window are those of the list up to its last row, so
+/// the page is exact however the matches lie in the sort order.
+pub(crate) async fn page_in_windows(
+    connection: &mut AnyConnection,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    state: InvestigationStatus,
+    in_state: u128,
+    mut window: Option<u64>,
+    page_end: u64,
+) -> StoreResult<Vec<i64>> {
+    let phrases = search_phrases(query.search.as_deref().unwrap_or_default());
+    let expression =
+        search::match_expression_from_sources(dialect, &phrases, &query.direct_source_labels);
+    let unsearched = InvestigationQuery {
+        search: None,
+        ..query.clone()
+    };
+    let columns = sort_columns(query.sort);
+    let written = |rows: u64| i64::try_from(rows).unwrap_or(i64::MAX);
+    loop {
+        let mut page = SqlBuilder::new("WITH w AS (SELECT i.id AS id");
+        for column in columns {
+            page.push(&format!(", i.{column} AS {column}"));
+        }
+        page.push(" FROM investigations i WHERE i.status = ");
+        page.bind(state.as_str().to_string())?;
+        crate::list::push_other_filters(&mut page, dialect, &unsearched, Access::SortOrder)?;
+        push_order(
+            &mut page,
+            dialect,
+            "i.",
+            columns,
+            query.direction,
+            Access::SortOrder,
+        );
+        if let Some(rows) = window {
+            // Written in, not bound (see `SqlBuilder::limit_offset`).
+            page.push(&format!(" LIMIT {}", written(rows)));
+        }
+        page.push(
+            ") SELECT w.id FROM w WHERE w.id IN (SELECT rowid FROM investigation_search \
+             WHERE investigation_search MATCH ",
+        );
+        page.bind(expression.clone())?;
+        page.push(" AND rowid >= (SELECT MIN(id) FROM w))");
+        push_order(
+            &mut page,
+            dialect,
+            "w.",
+            columns,
+            query.direction,
+            Access::Any,
+        );
+        page.push(&format!(" LIMIT {}", written(page_end)));
+        let ids: Vec<i64> = page.build_scalar().fetch_all(&mut *connection).await.db()?;
+        let complete = u64::try_from(ids.len()).unwrap_or(u64::MAX) >= page_end;
+        match window {
+            Some(rows) if !complete => window = next_window(rows, in_state),
+            _ => {
+                let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
+                return Ok(ids.into_iter().skip(offset).collect());
+            }
+        }
+    }
 }

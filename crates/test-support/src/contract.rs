@@ -48,6 +48,7 @@ macro_rules! store_contract_tests {
             search_finds_words_and_treats_operators_as_data,
             a_search_counts_its_matches_in_the_listed_states_only,
             a_search_from_a_source_finds_its_matches_only,
+            a_searched_page_far_down_the_sort_order_is_exact,
             history_finds_shared_entities_and_prior_verdicts,
             history_of_a_union_is_not_crowded_out_by_another,
             history_reads_a_bounded_window_of_an_entity_everywhere,
@@ -2643,6 +2644,59 @@ pub async fn a_search_counts_its_matches_in_the_listed_states_only(store: Arc<dy
     let mut all = concluded_ids.clone();
     all.reverse();
     assert_eq!(ids(&store, &search(&[Success], 100)).await, all);
+}
+
+/// A search whose matches lie far down the sort order, under newer investigations that do
+/// not match: SQLite reads such a page in windows of the sort order that grow until one
+/// holds the page (`list_search::page_in_windows`); its items and count must be those of
+/// the rows, and the queued investigations, in a span of ids of their own, subtracted.
+pub async fn a_searched_page_far_down_the_sort_order_is_exact(store: Arc<dyn Store>) {
+    let mut beacons = Vec::new();
+    for minute in 0..20 {
+        beacons.push(
+            concluded(
+                &store,
+                simple_alert(&format!("beacon far {minute}"), minute),
+                Outcome::FalseAlert,
+                Priority::Informational,
+                minute,
+            )
+            .await,
+        );
+    }
+    for minute in 20..50 {
+        concluded(
+            &store,
+            simple_alert(&format!("quiet near {minute}"), minute),
+            Outcome::FalseAlert,
+            Priority::Informational,
+            minute,
+        )
+        .await;
+    }
+    for minute in 50..52 {
+        store
+            .create_investigation(
+                simple_alert(&format!("beacon queued {minute}"), minute),
+                false,
+            )
+            .await
+            .unwrap();
+    }
+    beacons.reverse();
+    let page = |limit: u32, offset: u64| InvestigationQuery {
+        search: Some("beacon".into()),
+        states: vec![InvestigationStatus::Success],
+        limit,
+        offset,
+        ..query()
+    };
+    let listed = store.list_investigations(&page(3, 2)).await.unwrap();
+    assert_eq!(listed.total, 20);
+    assert_eq!(ids(&store, &page(3, 2)).await, beacons[2..5]);
+    assert_eq!(ids(&store, &page(1, 0)).await, beacons[..1]);
+    assert_eq!(ids(&store, &page(100, 0)).await, beacons);
+    assert_eq!(ids(&store, &page(5, 18)).await, beacons[18..]);
 }
 
 pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {
