@@ -525,3 +525,64 @@ async fn bursts_above_the_threshold_are_stopped_and_stories_coalesce() {
         assert_eq!(succeeded.json["count"], 3);
     }
 }
+
+/// A story (alerts sharing a coalesce key, here a Falcon aggregate id) is investigated
+/// once: every later alert of it inside the window is coalesced into its first
+/// investigation, also after other alerts of the story were coalesced already, and an
+/// alert of another story is investigated on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn later_alerts_of_a_story_coalesce_into_its_first_investigation() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(app) = TestApp::start_with(backend, |settings| {
+            settings.guards.coalesce_window_seconds = 3600;
+        })
+        .await
+        else {
+            continue;
+        };
+        let falcon = |index: usize, story: &str| {
+            json!({
+                "composite_id": format!("cid:ind:{story}-{index}"),
+                "aggregate_id": story,
+                "name": "CredentialDumping",
+                "display_name": format!("Credential dumping {index}"),
+                "device": {"hostname": format!("WKS-{index:04}")},
+            })
+        };
+        let first = app.create(&falcon(0, "story-a")).await;
+        app.drain().await;
+        let mut later = Vec::new();
+        for index in 1..4 {
+            later.push(app.create(&falcon(index, "story-a")).await);
+        }
+        app.drain().await;
+        // After the others were coalesced: still into the first, not into one of them.
+        later.push(app.create(&falcon(4, "story-a")).await);
+        let other_story = app.create(&falcon(5, "story-b")).await;
+        app.drain().await;
+
+        let read = |id: i64| {
+            let app = &app;
+            async move {
+                app.get(&format!("/app/api/v1/investigation/{id}"), &app.reader_key)
+                    .await
+                    .json
+            }
+        };
+        assert_ne!(read(first).await["outcome"], "IGNORED", "{backend:?}");
+        assert_ne!(read(other_story).await["outcome"], "IGNORED", "{backend:?}");
+        for id in later {
+            let investigation = read(id).await;
+            assert_eq!(
+                investigation["outcome"], "IGNORED",
+                "{backend:?}: {investigation}"
+            );
+            assert!(
+                investigation
+                    .to_string()
+                    .contains(&format!("\"first_investigation_id\":{first}")),
+                "{backend:?}: {id} names {first} as the story's first: {investigation}"
+            );
+        }
+    }
+}
