@@ -18,6 +18,7 @@
 //! 5. the server's resident memory and the database's bytes per stored investigation.
 //!
 //! `cargo bench -p sleuth-cli --bench realistic` (BENCH_ALERTS, default 20,000;
+//! BENCH_SLEUTH_BIN runs another build of the binary;
 //! BENCH_BACKENDS=sqlite,postgres with SLEUTH_TEST_POSTGRES_URL; BENCH_SEED; BENCH_CONNECTIONS,
 //! default 32; BENCH_REPEATS, default 50; BENCH_KEEP_DIR keeps SQLite's database file there
 //! for a look afterwards, and keeps PostgreSQL's database, printing its URL;
@@ -89,7 +90,7 @@ impl Server {
             .unwrap()
             .port();
         let address = format!("127.0.0.1:{port}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        let mut child = Command::new(support::sleuth_binary())
             .args(["serve", "--listen", &address, "--database", database])
             .env(
                 "SLEUTH_WORKERS__ENABLED",
@@ -166,7 +167,7 @@ impl Drop for WorkerProcess {
 
 impl WorkerProcess {
     fn start(database: &str) -> WorkerProcess {
-        let child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        let child = Command::new(support::sleuth_binary())
             .args(["worker", "--database", database])
             .env("SLEUTH_LOG__LEVEL", "warn")
             .stdout(Stdio::null())

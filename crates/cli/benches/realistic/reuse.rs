@@ -11,7 +11,8 @@
 //! default 2); on PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum does on its own
 //! but may be off (as on the machine these figures were first printed on), printing
 //! whether it is; and measures the lists (`measure_lists`) with nothing left to conclude
-//! (BENCH_NO_DRAIN=1 leaves the queue as it is).
+//! (BENCH_NO_DRAIN=1 leaves the queue as it is; BENCH_DRAIN_SECONDS drains only that
+//! long, printing the rate at the size stored, then measures the lists).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -70,7 +71,10 @@ pub(crate) async fn run(database: &str) {
         "investigation_state=not_asked&investigation_state=loading",
     )
     .await;
-    if queued > 0 && draining {
+    let drain_seconds = env_number("BENCH_DRAIN_SECONDS", 0);
+    if queued > 0 && draining && drain_seconds > 0 {
+        drain_for(&server, &key, &workers, queued, drain_seconds).await;
+    } else if queued > 0 && draining {
         let rate = drain(&server, &key, queued).await;
         println!("drain of {queued} queued: {rate:.0} investigations/s");
     }
@@ -92,6 +96,37 @@ pub(crate) async fn run(database: &str) {
     );
     measure_lists(&server, &key, repeats).await;
     println!("load after the lists: {}", load_average());
+}
+
+/// BENCH_DRAIN_SECONDS: the drain's rate at this many stored without waiting for a
+/// million queued investigations to conclude: the workers run for that long, then the
+/// investigations concluded meanwhile are counted, with the CPU Sleuth's processes spent.
+async fn drain_for(
+    server: &Server,
+    key: &str,
+    workers: &[super::WorkerProcess],
+    queued: u64,
+    seconds: u64,
+) {
+    let cpu_before = super::sleuth_cpu_seconds(server, workers);
+    let started = Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+    let left = count(
+        server,
+        key,
+        "investigation_state=not_asked&investigation_state=loading",
+    )
+    .await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let concluded = queued.saturating_sub(left).max(1);
+    let cpu = super::sleuth_cpu_seconds(server, workers) - cpu_before;
+    println!(
+        "drain for {elapsed:.0} s of {queued} queued: {concluded} concluded, {:.0} \
+         investigations/s, {:.2} ms of CPU each in Sleuth's processes, load {}",
+        concluded as f64 / elapsed,
+        cpu * 1000.0 / concluded as f64,
+        load_average()
+    );
 }
 
 /// Creates `alerts` alerts of the workload with the workers off, printing progress.
@@ -130,7 +165,7 @@ async fn seed(server: &Server, key: &str, alerts: u64) {
 
 /// A new admin key from `sleuth apikey create`, which prints it alone on its last line.
 fn mint_key(url: &str) -> String {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+    let output = std::process::Command::new(super::support::sleuth_binary())
         .args([
             "apikey",
             "create",

@@ -1,9 +1,18 @@
 //! What the benches share: a keep-alive HTTP/1.1 client on loopback, and percentiles.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+
+/// The `sleuth` binary a bench drives: this build's, or BENCH_SLEUTH_BIN (another build,
+/// to compare two binaries on the same workload without rebuilding the bench).
+pub(crate) fn sleuth_binary() -> PathBuf {
+    std::env::var_os("BENCH_SLEUTH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sleuth")))
+}
 
 pub(crate) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
