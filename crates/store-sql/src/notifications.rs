@@ -3,16 +3,19 @@
 //! deliveries it queued, and every attempt recorded on its delivery.
 
 use async_trait::async_trait;
-use sleuth_domain::Timestamp;
+use sleuth_domain::{Entity, Outcome, Priority, Timestamp};
 use sleuth_store::{
     AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryQuery, DeliveryRecord, DeliveryState,
-    NewNotificationDestination, NotificationDestinationChanges, NotificationDestinationRecord,
-    NotificationStore, StoreError, StoreResult,
+    InvestigationToTell, NewNotificationDestination, NotificationDestinationChanges,
+    NotificationDestinationRecord, NotificationStore, StoreError, StoreResult,
 };
+use std::collections::{BTreeMap, HashMap};
+
 use sqlx::any::AnyRow;
 
+use crate::builder::SqlBuilder;
 use crate::rows::{self, micros};
-use crate::{DbResultExt, SqlStore};
+use crate::{DbResultExt, Dialect, SqlStore};
 
 macro_rules! destination_columns {
     () => {
@@ -92,6 +95,61 @@ fn read_delivery(row: &AnyRow) -> StoreResult<DeliveryRecord> {
     })
 }
 
+/// The parts of a stored parsed alert that destinations are told of; serde skips the rest
+/// without building it.
+#[derive(serde::Deserialize)]
+struct AlertToTell {
+    title: String,
+    direct_source_label: String,
+    #[serde(default)]
+    entities: Vec<Entity>,
+    #[serde(default)]
+    tenant_id: Option<String>,
+}
+
+/// The parts of a stored result that destinations are told of.
+#[derive(serde::Deserialize)]
+struct ResultToTell {
+    conclusion: String,
+    #[serde(default)]
+    mitre_tactic: Option<String>,
+    #[serde(default)]
+    insight_tags: BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+fn read_investigation_to_tell(row: &AnyRow) -> StoreResult<InvestigationToTell> {
+    let alert: AlertToTell = rows::json(row, "parsed")?;
+    let result: ResultToTell = rows::json(row, "result")?;
+    Ok(InvestigationToTell {
+        investigation_id: rows::int(row, "id")?,
+        outcome: rows::parsed(row, "outcome", Outcome::parse)?,
+        priority: rows::parsed(row, "priority", Priority::parse)?,
+        title: alert.title,
+        tenant_id: alert.tenant_id,
+        tenant_union: rows::text(row, "tenant_union")?,
+        source: alert.direct_source_label,
+        entities: alert.entities,
+        conclusion: result.conclusion,
+        mitre_tactic: result.mitre_tactic,
+        insight_tags: result.insight_tags.into_keys().collect(),
+    })
+}
+
+/// The destination `select` reads, its id bound as `$1`.
+async fn one_destination(
+    pool: &sqlx::AnyPool,
+    select: &'static str,
+    destination_id: i64,
+) -> StoreResult<NotificationDestinationRecord> {
+    let row = sqlx::query(select)
+        .bind(destination_id)
+        .fetch_optional(pool)
+        .await
+        .db()?
+        .ok_or_else(|| StoreError::not_found("notification destination", destination_id))?;
+    read_destination(&row)
+}
+
 fn refusal(error: sqlx::Error, name: &str) -> StoreError {
     crate::named_record_error(error, "notification destination", name)
 }
@@ -162,17 +220,54 @@ impl NotificationStore for SqlStore {
         &self,
         destination_id: i64,
     ) -> StoreResult<NotificationDestinationRecord> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            destination_columns!(),
-            " FROM notification_destinations WHERE id = $1"
-        ))
-        .bind(destination_id)
-        .fetch_optional(&self.pool)
+        one_destination(
+            &self.pool,
+            concat!(
+                "SELECT ",
+                destination_columns!(),
+                " FROM notification_destinations WHERE id = $1"
+            ),
+            destination_id,
+        )
         .await
-        .db()?
-        .ok_or_else(|| StoreError::not_found("notification destination", destination_id))?;
-        read_destination(&row)
+    }
+
+    async fn notification_destination_to_deliver(
+        &self,
+        destination_id: i64,
+    ) -> StoreResult<NotificationDestinationRecord> {
+        one_destination(
+            &self.pool,
+            concat!(
+                "SELECT ",
+                uncounted_destination_columns!(),
+                " FROM notification_destinations WHERE id = $1"
+            ),
+            destination_id,
+        )
+        .await
+    }
+
+    async fn investigations_to_tell(
+        &self,
+        investigation_ids: &[i64],
+    ) -> StoreResult<Vec<InvestigationToTell>> {
+        let mut told = Vec::with_capacity(investigation_ids.len());
+        for chunk in investigation_ids.chunks(ROWS_PER_STATEMENT) {
+            let mut sql = SqlBuilder::new(
+                "SELECT i.id, i.outcome, i.priority, a.parsed, r.result, \
+                 t.display_name AS tenant_union FROM investigations i \
+                 JOIN alerts a ON a.id = i.alert_id \
+                 JOIN tenant_unions t ON t.id = a.tenant_union_id \
+                 JOIN investigation_results r ON r.investigation_id = i.id \
+                 WHERE i.outcome IS NOT NULL AND i.priority IS NOT NULL AND i.id IN ",
+            );
+            sql.bind_padded_list(chunk)?;
+            for row in sql.build().fetch_all(&self.pool).await.db()? {
+                told.push(read_investigation_to_tell(&row)?);
+            }
+        }
+        Ok(told)
     }
 
     async fn update_notification_destination(
@@ -274,21 +369,29 @@ impl NotificationStore for SqlStore {
                         ),
                     });
                 }
-                for delivery in &batch.deliveries {
-                    sqlx::query(
+                // One multi-row INSERT per chunk, not one statement per delivery: the
+                // write holds the turn every other writer of the process waits for.
+                for chunk in batch.deliveries.chunks(ROWS_PER_STATEMENT) {
+                    let mut sql = SqlBuilder::many(
+                        self.dialect,
                         "INSERT INTO notification_deliveries (destination_id, system_event_id, \
-                         event_id, event, state, next_attempt_at, created_at, updated_at) \
-                         VALUES ($1, $2, $3, $4, 'pending', $5, $5, $5) \
-                         ON CONFLICT (destination_id, system_event_id) DO NOTHING",
-                    )
-                    .bind(batch.destination_id)
-                    .bind(delivery.system_event_id)
-                    .bind(&delivery.event_id)
-                    .bind(delivery.event.to_string())
-                    .bind(at)
-                    .execute(&mut *transaction)
-                    .await
-                    .db()?;
+                         event_id, event, state, next_attempt_at, created_at, updated_at)",
+                    );
+                    sql.value_rows(self.dialect, 8, chunk.len(), |sql, index| {
+                        let delivery = &chunk[index];
+                        sql.bind(batch.destination_id)?.push(", ");
+                        sql.bind(delivery.system_event_id)?.push(", ");
+                        sql.bind(delivery.event_id.clone())?.push(", ");
+                        sql.bind(delivery.event.to_string())?.push(", ");
+                        sql.bind(DeliveryState::Pending.as_str().to_string())?
+                            .push(", ");
+                        sql.bind(at)?.push(", ");
+                        sql.bind(at)?.push(", ");
+                        sql.bind(at)?;
+                        Ok(())
+                    })?;
+                    sql.push(" ON CONFLICT (destination_id, system_event_id) DO NOTHING");
+                    sql.build().execute(&mut *transaction).await.db()?;
                 }
                 transaction.commit().await.db()?;
                 Ok(())
@@ -319,62 +422,43 @@ impl NotificationStore for SqlStore {
         .collect()
     }
 
-    async fn record_notification_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()> {
-        let at = micros(attempt.at);
-        let (state, error, detail, retry_at) = match &attempt.result {
-            AttemptResult::Delivered { detail } => {
-                (DeliveryState::Delivered, None, Some(detail.as_str()), None)
-            }
-            AttemptResult::Retry { error, retry_at } => (
-                DeliveryState::Pending,
-                Some(error.as_str()),
-                None,
-                Some(micros(*retry_at)),
-            ),
-            AttemptResult::Dead { error } => {
-                (DeliveryState::Dead, Some(error.as_str()), None, None)
-            }
-        };
-        let pause = attempt.pause_destination_until.map(micros);
+    async fn record_notification_attempts(&self, attempts: &[DeliveryAttempt]) -> StoreResult<()> {
+        if attempts.is_empty() {
+            return Ok(());
+        }
         self.writers
             .write(async |connection| {
                 let (_write_turn, mut transaction) =
                     crate::begin_write(connection, self.dialect).await?;
-                let row = sqlx::query(
-                    "UPDATE notification_deliveries SET attempts = attempts + 1, state = $1, \
-                     last_error = COALESCE($2, last_error), delivered_detail = $3, \
-                     delivered_at = CASE WHEN $1 = 'delivered' THEN $4 ELSE NULL END, \
-                     next_attempt_at = COALESCE($5, next_attempt_at), updated_at = $4 \
-                     WHERE id = $6 AND state = 'pending' RETURNING destination_id",
-                )
-                .bind(state.as_str())
-                .bind(error)
-                .bind(detail)
-                .bind(at)
-                .bind(retry_at)
-                .bind(attempt.delivery_id)
-                .fetch_optional(&mut *transaction)
-                .await
-                .db()?;
-                // Already recorded (delivered, dead) by whoever held the lease after us.
-                let Some(row) = row else {
-                    return Ok(());
-                };
-                let destination_id = rows::int(&row, "destination_id")?;
-                sqlx::query(
-                    "UPDATE notification_destinations SET \
-                     last_error = COALESCE($1, last_error), \
-                     last_error_at = CASE WHEN $1 IS NULL THEN last_error_at ELSE $2 END, \
-                     last_delivered_at = CASE WHEN $1 IS NULL THEN $2 ELSE last_delivered_at END, \
-                     paused_until = COALESCE($3, paused_until) WHERE id = $4",
-                )
-                .bind(error)
-                .bind(at)
-                .bind(pause)
-                .bind(destination_id)
-                .execute(&mut *transaction)
-                .await
-                .db()?;
+                let mut applied = HashMap::new();
+                for chunk in attempts.chunks(ROWS_PER_STATEMENT) {
+                    for row in record_deliveries(self.dialect, chunk)?
+                        .fetch_all(&mut *transaction)
+                        .await
+                        .db()?
+                    {
+                        applied.insert(rows::int(&row, "id")?, rows::int(&row, "destination_id")?);
+                    }
+                }
+                // Attempts recorded late, on deliveries no longer pending (delivered or
+                // dead by whoever held the lease after us), change nothing.
+                for (destination_id, change) in destination_changes(attempts, &applied) {
+                    sqlx::query(
+                        "UPDATE notification_destinations SET \
+                         last_error = COALESCE($1, last_error), \
+                         last_error_at = COALESCE($2, last_error_at), \
+                         last_delivered_at = COALESCE($3, last_delivered_at), \
+                         paused_until = COALESCE($4, paused_until) WHERE id = $5",
+                    )
+                    .bind(change.last_error)
+                    .bind(change.last_error_at.map(micros))
+                    .bind(change.last_delivered_at.map(micros))
+                    .bind(change.paused_until.map(micros))
+                    .bind(destination_id)
+                    .execute(&mut *transaction)
+                    .await
+                    .db()?;
+                }
                 transaction.commit().await.db()?;
                 Ok(())
             })
@@ -462,4 +546,89 @@ impl NotificationStore for SqlStore {
             }),
         }
     }
+}
+
+/// Rows one multi-row statement writes at most (a batch of more takes several).
+const ROWS_PER_STATEMENT: usize = 256;
+
+/// One UPDATE from a table of values: each attempt on its delivery, if still pending.
+/// Answers the deliveries it changed, with their destinations.
+fn record_deliveries(
+    dialect: Dialect,
+    attempts: &[DeliveryAttempt],
+) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
+    let mut sql = SqlBuilder::many(
+        dialect,
+        "WITH attempted (id, state, error, detail, at, retry_at) AS (",
+    );
+    sql.value_rows(dialect, 6, attempts.len(), |sql, index| {
+        let attempt = &attempts[index];
+        let (state, error, detail, retry_at) = match &attempt.result {
+            AttemptResult::Delivered { detail } => {
+                (DeliveryState::Delivered, None, Some(detail.clone()), None)
+            }
+            AttemptResult::Retry { error, retry_at } => (
+                DeliveryState::Pending,
+                Some(error.clone()),
+                None,
+                Some(micros(*retry_at)),
+            ),
+            AttemptResult::Dead { error } => (DeliveryState::Dead, Some(error.clone()), None, None),
+        };
+        sql.bind(attempt.delivery_id)?.push(", ");
+        sql.bind(state.as_str().to_string())?.push(", ");
+        sql.bind(error)?.push(", ");
+        sql.bind(detail)?.push(", ");
+        sql.bind(micros(attempt.at))?.push(", ");
+        sql.bind(retry_at)?;
+        Ok(())
+    })?;
+    sql.push(
+        ") UPDATE notification_deliveries SET attempts = attempts + 1, \
+         state = attempted.state, last_error = COALESCE(attempted.error, last_error), \
+         delivered_detail = attempted.detail, \
+         delivered_at = CASE WHEN attempted.state = 'delivered' THEN attempted.at ELSE NULL END, \
+         next_attempt_at = COALESCE(attempted.retry_at, next_attempt_at), \
+         updated_at = attempted.at \
+         FROM attempted WHERE notification_deliveries.id = attempted.id \
+         AND notification_deliveries.state = 'pending' \
+         RETURNING notification_deliveries.id, notification_deliveries.destination_id",
+    );
+    Ok(sql.build())
+}
+
+/// What a batch of attempts changes on a destination: what the last of them to set each
+/// field would have left, had they been recorded one by one.
+#[derive(Debug, Default, PartialEq)]
+struct DestinationChange {
+    last_error: Option<String>,
+    last_error_at: Option<Timestamp>,
+    last_delivered_at: Option<Timestamp>,
+    paused_until: Option<Timestamp>,
+}
+
+/// Per destination, the change of the attempts that were `applied` (delivery id →
+/// destination id), in the attempts' order.
+fn destination_changes(
+    attempts: &[DeliveryAttempt],
+    applied: &HashMap<i64, i64>,
+) -> BTreeMap<i64, DestinationChange> {
+    let mut changes: BTreeMap<i64, DestinationChange> = BTreeMap::new();
+    for attempt in attempts {
+        let Some(destination_id) = applied.get(&attempt.delivery_id) else {
+            continue;
+        };
+        let change = changes.entry(*destination_id).or_default();
+        match &attempt.result {
+            AttemptResult::Delivered { .. } => change.last_delivered_at = Some(attempt.at),
+            AttemptResult::Retry { error, .. } | AttemptResult::Dead { error } => {
+                change.last_error = Some(error.clone());
+                change.last_error_at = Some(attempt.at);
+            }
+        }
+        if let Some(pause) = attempt.pause_destination_until {
+            change.paused_until = Some(pause);
+        }
+    }
+    changes
 }

@@ -14,7 +14,7 @@
 //! here: the settings name secrets of the sealed secret store.
 
 use async_trait::async_trait;
-use sleuth_domain::Timestamp;
+use sleuth_domain::{Entity, Outcome, Priority, Timestamp};
 
 use crate::StoreResult;
 
@@ -181,6 +181,31 @@ pub struct DeliveryAttempt {
     pub at: Timestamp,
 }
 
+/// What destinations are told of a concluded investigation, and nothing more: its alert's
+/// title, tenant, source and entities, and the conclusion's outcome, priority, words,
+/// tactic and insight tags.
+///
+/// Why not the whole record: every conclusion is read for the deliverer, and the whole
+/// record carries the raw alert, the full result (findings, evidence) and more, whose
+/// reading cost the pipeline as much as the deliveries themselves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvestigationToTell {
+    pub investigation_id: i64,
+    /// The engine's outcome and priority (an analyst's feedback is told as a close).
+    pub outcome: Outcome,
+    pub priority: Priority,
+    pub title: String,
+    pub tenant_id: Option<String>,
+    /// The display name of the alert's tenant union.
+    pub tenant_union: String,
+    /// The alert's source label.
+    pub source: String,
+    pub entities: Vec<Entity>,
+    pub conclusion: String,
+    pub mitre_tactic: Option<String>,
+    pub insight_tags: Vec<String>,
+}
+
 /// Which deliveries of a destination to list, newest first.
 #[derive(Debug, Clone)]
 pub struct DeliveryQuery {
@@ -212,6 +237,12 @@ pub trait NotificationStore {
         &self,
         destination_id: i64,
     ) -> StoreResult<NotificationDestinationRecord>;
+    /// One destination as the deliverer reads it between rounds: without the counts of
+    /// its deliveries (as `notification_destinations_to_deliver`). `NotFound` when gone.
+    async fn notification_destination_to_deliver(
+        &self,
+        destination_id: i64,
+    ) -> StoreResult<NotificationDestinationRecord>;
     /// `Conflict` when a new name is taken.
     async fn update_notification_destination(
         &self,
@@ -219,6 +250,12 @@ pub trait NotificationStore {
         changes: &NotificationDestinationChanges,
         at: Timestamp,
     ) -> StoreResult<NotificationDestinationRecord>;
+    /// The concluded investigations among `investigation_ids` as destinations are told of
+    /// them, in no particular order; one gone, or without a conclusion, is left out.
+    async fn investigations_to_tell(
+        &self,
+        investigation_ids: &[i64],
+    ) -> StoreResult<Vec<InvestigationToTell>>;
     /// Leases the destination to `token` until `until` when it is enabled and nobody holds
     /// an unexpired lease: `false` otherwise. Two processes asking at once get one `true`
     /// between them; the holder may ask again to extend its own lease.
@@ -247,16 +284,26 @@ pub trait NotificationStore {
         now: Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<DeliveryRecord>>;
-    /// Records an attempt on its delivery and its destination (last error, pause), in one
-    /// transaction. An attempt on a delivery that is no longer pending changes nothing.
-    async fn record_notification_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()>;
+    /// Records attempts on their deliveries and destinations (last error, last delivery,
+    /// pause), in one transaction, as if recorded one by one in their order. An attempt on
+    /// a delivery that is no longer pending changes nothing. At most one attempt per
+    /// delivery.
+    ///
+    /// Why a batch: a deliverer sends a destination's due deliveries one after the other
+    /// and records them together, so that a busy destination costs the database one write
+    /// transaction a batch, not one a delivery, beside the pipeline's own writes. A
+    /// process killed before the record leaves the batch pending: it is sent again (at
+    /// least once).
+    async fn record_notification_attempts(&self, attempts: &[DeliveryAttempt]) -> StoreResult<()>;
+    /// One attempt: `record_notification_attempts` of one.
+    async fn record_notification_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()> {
+        self.record_notification_attempts(std::slice::from_ref(attempt))
+            .await
+    }
     async fn list_notification_deliveries(
         &self,
         query: &DeliveryQuery,
     ) -> StoreResult<Vec<DeliveryRecord>>;
-    /// Makes a dead delivery of the destination pending again, due at `at`, its attempts
-    /// counted from zero. `NotFound` when it is not the destination's; `Conflict` when it
-    /// is not dead.
     /// Deletes up to `limit` delivered deliveries (of any destination) delivered before
     /// `before`, oldest first; pending and dead ones stay whatever their age. How many.
     async fn purge_delivered_notifications(
@@ -264,6 +311,9 @@ pub trait NotificationStore {
         before: Timestamp,
         limit: u32,
     ) -> StoreResult<u64>;
+    /// Makes a dead delivery of the destination pending again, due at `at`, its attempts
+    /// counted from zero. `NotFound` when it is not the destination's; `Conflict` when it
+    /// is not dead.
     async fn redeliver_notification(
         &self,
         destination_id: i64,

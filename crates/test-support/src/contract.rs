@@ -1029,7 +1029,7 @@ async fn concluded(
 }
 
 /// Creates and concludes an investigation carrying the insight tags `tags`; returns its id.
-async fn concluded_with_tags(
+pub(crate) async fn concluded_with_tags(
     store: &Arc<dyn Store>,
     alert: NewAlert,
     outcome: Outcome,

@@ -1,8 +1,8 @@
 //! The store contract for notifications (`NotificationStore`): destinations made, listed,
 //! read and changed; a destination's cursor starting at the newest system event and moving
 //! with the deliveries queued before it (a lost lease writes nothing, an event is queued
-//! once); attempts that retry, deliver or dead-letter a delivery; a dead delivery sent
-//! again; one deliverer at a time. A backend's contract binary runs it with
+//! once); attempts that retry, deliver or dead-letter a delivery, one by one or in a
+//! batch; a dead delivery sent again; one deliverer at a time. A backend's contract binary runs it with
 //! `notification_contract_tests!(an async expression opening a fresh store)`.
 
 use std::sync::Arc;
@@ -20,6 +20,9 @@ macro_rules! notification_contract_tests {
             destinations_are_made_listed_read_and_changed,
             queued_deliveries_move_the_cursor_once_and_a_lost_lease_writes_nothing,
             attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_again,
+            a_batch_of_attempts_is_recorded_as_if_one_by_one,
+            many_deliveries_are_queued_at_once_in_event_order,
+            concluded_investigations_are_read_as_destinations_are_told_of_them,
             one_deliverer_holds_a_destination_at_a_time,
             delivered_deliveries_are_purged_by_age_and_the_others_stay,
         );
@@ -359,6 +362,286 @@ pub async fn attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_a
         store.redeliver_notification(id + 1, third, time(5)).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+pub async fn a_batch_of_attempts_is_recorded_as_if_one_by_one(store: Arc<dyn Store>) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    let other = leased(&store, "pager", "mine").await;
+    for (destination_id, deliveries) in [
+        (id, vec![delivery(1), delivery(2), delivery(3), delivery(4)]),
+        (other, vec![delivery(1)]),
+    ] {
+        store
+            .queue_notification_deliveries(&DeliveryBatch {
+                destination_id,
+                lease_token: "mine".into(),
+                cursor: 4,
+                deliveries,
+                at: time(1),
+            })
+            .await
+            .unwrap();
+    }
+    let due = store
+        .due_notification_deliveries(id, time(1), 10)
+        .await
+        .unwrap();
+    let other_due = store
+        .due_notification_deliveries(other, time(1), 10)
+        .await
+        .unwrap();
+    let attempt =
+        |delivery_id: i64, result: AttemptResult, pause: Option<sleuth_domain::Timestamp>, at| {
+            DeliveryAttempt {
+                delivery_id,
+                result,
+                pause_destination_until: pause,
+                at,
+            }
+        };
+    let delivered = |detail: &str| AttemptResult::Delivered {
+        detail: detail.into(),
+    };
+    store
+        .record_notification_attempts(&[
+            attempt(
+                due[0].id,
+                AttemptResult::Retry {
+                    error: "HTTP 429: slow down".into(),
+                    retry_at: time(6),
+                },
+                Some(time(6)),
+                time(2),
+            ),
+            attempt(due[1].id, delivered("HTTP 204"), None, time(2)),
+            attempt(
+                due[2].id,
+                AttemptResult::Dead {
+                    error: "HTTP 404: no such hook".into(),
+                },
+                None,
+                time(3),
+            ),
+            attempt(due[3].id, delivered("HTTP 200"), None, time(4)),
+            attempt(other_due[0].id, delivered("HTTP 202"), None, time(5)),
+        ])
+        .await
+        .unwrap();
+    // Late attempts on deliveries no longer pending change nothing, not even the
+    // destination's last error, while the pending one in the same batch is recorded.
+    store
+        .record_notification_attempts(&[
+            attempt(
+                due[1].id,
+                AttemptResult::Dead {
+                    error: "late".into(),
+                },
+                Some(time(9)),
+                time(7),
+            ),
+            attempt(
+                due[0].id,
+                AttemptResult::Retry {
+                    error: "HTTP 503: down".into(),
+                    retry_at: time(8),
+                },
+                None,
+                time(7),
+            ),
+        ])
+        .await
+        .unwrap();
+    store.record_notification_attempts(&[]).await.unwrap();
+
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(
+        (destination.pending, destination.delivered, destination.dead),
+        (1, 2, 1)
+    );
+    assert_eq!(destination.paused_until, Some(time(6)));
+    assert_eq!(destination.last_error.as_deref(), Some("HTTP 503: down"));
+    assert_eq!(destination.last_error_at, Some(time(7)));
+    assert_eq!(destination.last_delivered_at, Some(time(4)));
+    let other = store.get_notification_destination(other).await.unwrap();
+    assert_eq!(
+        (
+            other.pending,
+            other.delivered,
+            other.dead,
+            other.last_delivered_at
+        ),
+        (0, 1, 0, Some(time(5)))
+    );
+    assert_eq!(other.last_error, None);
+    assert_eq!(other.paused_until, None);
+
+    let all = store
+        .list_notification_deliveries(&DeliveryQuery {
+            destination_id: id,
+            state: None,
+            before_id: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    let by_id = |delivery_id: i64| all.iter().find(|d| d.id == delivery_id).unwrap();
+    let retried = by_id(due[0].id);
+    assert_eq!(
+        (retried.state, retried.attempts, retried.next_attempt_at),
+        (DeliveryState::Pending, 2, time(8))
+    );
+    assert_eq!(retried.last_error.as_deref(), Some("HTTP 503: down"));
+    let first_delivered = by_id(due[1].id);
+    assert_eq!(
+        (first_delivered.state, first_delivered.attempts),
+        (DeliveryState::Delivered, 1)
+    );
+    assert_eq!(first_delivered.delivered_at, Some(time(2)));
+    assert_eq!(
+        first_delivered.delivered_detail.as_deref(),
+        Some("HTTP 204")
+    );
+    assert_eq!(first_delivered.last_error, None);
+    let dead = by_id(due[2].id);
+    assert_eq!((dead.state, dead.delivered_at), (DeliveryState::Dead, None));
+    assert_eq!(dead.last_error.as_deref(), Some("HTTP 404: no such hook"));
+    assert_eq!(by_id(due[3].id).delivered_at, Some(time(4)));
+}
+
+pub async fn many_deliveries_are_queued_at_once_in_event_order(store: Arc<dyn Store>) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    // More than one statement's worth of rows, and one already queued.
+    store
+        .queue_notification_deliveries(&DeliveryBatch {
+            destination_id: id,
+            lease_token: "mine".into(),
+            cursor: 2,
+            deliveries: vec![delivery(2)],
+            at: time(1),
+        })
+        .await
+        .unwrap();
+    store
+        .queue_notification_deliveries(&DeliveryBatch {
+            destination_id: id,
+            lease_token: "mine".into(),
+            cursor: 700,
+            deliveries: (1..=600).map(delivery).collect(),
+            at: time(2),
+        })
+        .await
+        .unwrap();
+    let destination = store.notification_destination_to_deliver(id).await.unwrap();
+    assert_eq!(destination.cursor, 700);
+    let due = store
+        .due_notification_deliveries(id, time(2), 1000)
+        .await
+        .unwrap();
+    assert_eq!(due.len(), 600);
+    assert_eq!(due[0].system_event_id, Some(2), "queued first, due first");
+    assert_eq!(due[0].created_at, time(1));
+    assert_eq!(
+        due[1..]
+            .iter()
+            .map(|d| d.system_event_id.unwrap())
+            .collect::<Vec<_>>(),
+        (1..=600).filter(|id| *id != 2).collect::<Vec<_>>()
+    );
+    assert_eq!(due[599].event, json!({"id": "event-600"}));
+    assert!(matches!(
+        store.notification_destination_to_deliver(999_999).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+pub async fn concluded_investigations_are_read_as_destinations_are_told_of_them(
+    store: Arc<dyn Store>,
+) {
+    use sleuth_domain::{EntityKind, Outcome, Priority};
+    let mut parsed = crate::fixtures::parsed_alert(
+        "Mimikatz on WKS-0231",
+        "CrowdStrike Falcon",
+        1,
+        &[(EntityKind::Host, "wks-0231"), (EntityKind::User, "alice")],
+    );
+    parsed.tenant_id = Some("acme".into());
+    let alert = crate::fixtures::new_alert(parsed, json!({"mimikatz": 1}), None);
+    let breach = crate::contract::concluded_with_tags(
+        &store,
+        alert,
+        Outcome::BreachedConfirmed,
+        Priority::Urgent,
+        &["credential_dumping", "lateral_movement"],
+        2,
+    )
+    .await;
+    let quiet = crate::contract::concluded_with_tags(
+        &store,
+        crate::fixtures::simple_alert("quiet", 3),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        &[],
+        4,
+    )
+    .await;
+    let waiting = store
+        .create_investigation(crate::fixtures::simple_alert("waiting", 5), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let mut told = store
+        .investigations_to_tell(&[waiting, quiet, breach, 999_999])
+        .await
+        .unwrap();
+    told.sort_by_key(|investigation| investigation.investigation_id);
+    assert_eq!(
+        told.iter().map(|i| i.investigation_id).collect::<Vec<_>>(),
+        [breach, quiet],
+        "one without a conclusion, or gone, is left out"
+    );
+    let mut tags = told[0].insight_tags.clone();
+    tags.sort();
+    assert_eq!(
+        (told[0].clone(), tags),
+        (
+            InvestigationToTell {
+                investigation_id: breach,
+                outcome: Outcome::BreachedConfirmed,
+                priority: Priority::Urgent,
+                title: "Mimikatz on WKS-0231".into(),
+                tenant_id: Some("acme".into()),
+                tenant_union: store
+                    .get_investigation(breach)
+                    .await
+                    .unwrap()
+                    .alert
+                    .tenant_union
+                    .display_name,
+                source: "CrowdStrike Falcon".into(),
+                entities: vec![
+                    sleuth_domain::Entity::new(EntityKind::Host, "wks-0231"),
+                    sleuth_domain::Entity::new(EntityKind::User, "alice"),
+                ],
+                conclusion: format!("conclusion of {breach}"),
+                mitre_tactic: Some("Execution".into()),
+                insight_tags: told[0].insight_tags.clone(),
+            },
+            vec![
+                "credential_dumping".to_string(),
+                "lateral_movement".to_string()
+            ]
+        )
+    );
+    assert_eq!(
+        (
+            told[1].outcome,
+            told[1].priority,
+            told[1].tenant_id.clone(),
+            told[1].entities.len()
+        ),
+        (Outcome::FalseAlert, Priority::Informational, None, 0)
+    );
+    assert!(store.investigations_to_tell(&[]).await.unwrap().is_empty());
 }
 
 pub async fn one_deliverer_holds_a_destination_at_a_time(store: Arc<dyn Store>) {
