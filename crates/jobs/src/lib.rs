@@ -18,6 +18,7 @@ pub mod intake;
 pub mod metrics;
 pub mod notify_delivery;
 pub mod notify_destination;
+mod notify_events;
 pub mod notify_transport;
 pub mod pipeline;
 pub mod process_name;

@@ -7,14 +7,21 @@
 //!
 //! 1. reads the system events past the destination's cursor, up to the first gap in their
 //!    ids (`event_horizon`: a smaller id may still commit), turns each into a
-//!    `sleuth_notify::Event` with a stable idempotency id, keeps those its rule matches,
-//!    and stores them as pending deliveries together with the cursor past them, in one
-//!    transaction: an event is queued once and never skipped;
+//!    `sleuth_notify::Event` with a stable idempotency id (made once per process for all
+//!    its destinations, `notify_events`), keeps those its rule matches, and stores them as
+//!    pending deliveries together with the cursor past them, in one transaction: an event
+//!    is queued once and never skipped;
 //! 2. sends the deliveries that are due, one at a time, rendered in the destination's
-//!    shape with its secrets opened from the secret store for the round, and records each
-//!    attempt: delivered; tried again per the retry schedule (doubling, with jitter); or
-//!    dead-lettered with the reason once the schedule runs out or the destination refuses
-//!    for good. A 429 with `Retry-After` pauses the destination for that long.
+//!    shape with its secrets opened from the secret store for the round, and records the
+//!    attempts together (`Unrecorded`): delivered; tried again per the retry schedule
+//!    (doubling, with jitter); or dead-lettered with the reason once the schedule runs out
+//!    or the destination refuses for good. A 429 with `Retry-After` pauses the
+//!    destination for that long.
+//!
+//! Why rounds and batches: the pipeline's writes and the deliverer's share the database
+//! (on SQLite, one writer at a time), so a delivery that cost a write transaction of its
+//! own, and a read of its whole investigation per destination, slowed the investigations
+//! it reported on. A round costs a handful of statements, whatever its size.
 //!
 //! A process killed between a send and its record leaves the delivery pending: the next
 //! holder of the lease sends it again, with the same idempotency id, which receivers use
@@ -27,34 +34,25 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use serde_json::Value;
-use sleuth_domain::{Outcome, Timestamp};
+use sleuth_domain::Timestamp;
 use sleuth_notify::destination::{Kind, Settings as DestinationSettings, SyslogProtocol};
 use sleuth_notify::render::{email, pagerduty, slack, syslog, teams, webhook};
 use sleuth_notify::retry::{Next, Schedule};
-use sleuth_notify::{
-    Closed, Concluded, Event, EventKind, EventName, Rule, RunFailed, SystemNotice, Template,
-};
+use sleuth_notify::{Event, EventKind, Rule, SystemNotice, Template};
 use sleuth_store::{
     AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryRecord, NewDelivery,
-    NotificationDestinationRecord, Store, StoreError, StoreResult, SystemEventRecord,
-    SystemEventsAfter,
+    NotificationDestinationRecord, Store, StoreResult, SystemEventsAfter,
 };
 use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::event_horizon::{GAP_PATIENCE, Horizon};
+use crate::notify_events::ToldEvents;
+pub use crate::notify_events::event_id;
 use crate::notify_transport::{self, Attempt, Transport};
 use crate::runtime::Runtime;
 use crate::script_secrets::{self, RunSecrets};
 use crate::settings::NotificationSettings;
-use crate::trigger_catalog as triggers;
-
-/// The namespace of event idempotency ids: an event's id is derived from its system
-/// event's, so every attempt, by any process, carries the same one. Never change it.
-const EVENT_NAMESPACE: Uuid = Uuid::from_u128(0x5d1e_7a0b_3c4f_4e8e_9a61_2b7c_d0e4_f913);
-
-/// How many entities a message names.
-const ENTITIES_SHOWN: usize = 5;
 
 /// What the deliverer keeps per destination between rounds, in this process.
 struct Local {
@@ -150,6 +148,7 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
     let tick = Duration::from_millis(settings.tick_ms.max(10));
     let delivering: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
     let locals: Arc<Mutex<BTreeMap<i64, Local>>> = Arc::default();
+    let told = ToldEvents::default();
     let mut tasks = tokio::task::JoinSet::new();
     let mut next_purge = Instant::now();
     tracing::info!("notification deliverer started");
@@ -187,6 +186,7 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
                         transport: transport.clone(),
                         settings: settings.clone(),
                         shutdown: shutdown.clone(),
+                        told: told.clone(),
                     };
                     let (delivering, locals) = (delivering.clone(), locals.clone());
                     tasks.spawn(async move {
@@ -310,6 +310,8 @@ struct Deliverer {
     transport: Transport,
     settings: NotificationSettings,
     shutdown: watch::Receiver<bool>,
+    /// The events made for the process's destinations, shared by them.
+    told: ToldEvents,
 }
 
 /// What one round did.
@@ -338,7 +340,7 @@ impl Deliverer {
             }
             destination = self
                 .store
-                .get_notification_destination(destination.id)
+                .notification_destination_to_deliver(destination.id)
                 .await?;
             if !hold(self.store.as_ref(), &destination, local, &self.settings).await? {
                 return Ok(());
@@ -390,9 +392,13 @@ impl Deliverer {
             })
             .await?;
         let base_url = crate::firing::base_url(&self.runtime);
+        let told = self
+            .told
+            .of(self.store.as_ref(), &records, &base_url)
+            .await?;
         let mut deliveries = Vec::new();
-        for record in &records {
-            let Some(told) = told_event(self.store.as_ref(), record, &base_url).await? else {
+        for (record, told) in records.iter().zip(told) {
+            let Some(told) = told else {
                 continue;
             };
             if let Some(rule) = &rule
@@ -445,13 +451,17 @@ impl Deliverer {
             .rate_limit_per_minute
             .filter(|limit| *limit > 0)
             .map(|limit| Duration::from_secs(60) / u32::try_from(limit).unwrap_or(u32::MAX));
+        let mut unrecorded = Unrecorded::default();
         for delivery in &due {
             if *self.shutdown.borrow() {
+                unrecorded.record(self.store.as_ref()).await?;
                 return Ok(false);
             }
             if let Some(spacing) = spacing {
                 let wait = local.next_send.saturating_duration_since(Instant::now());
                 if !wait.is_zero() {
+                    // Nothing sent waits unrecorded while the rate limit is waited out.
+                    unrecorded.record(self.store.as_ref()).await?;
                     let mut shutdown = self.shutdown.clone();
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
@@ -478,22 +488,58 @@ impl Deliverer {
             };
             let (result, pause) = judge(attempt, delivery, &schedule, Utc::now(), mask);
             let must_wait = !matches!(result, AttemptResult::Delivered { .. });
-            self.store
-                .record_notification_attempt(&DeliveryAttempt {
-                    delivery_id: delivery.id,
-                    result,
-                    pause_destination_until: pause,
-                    at: Utc::now(),
-                })
-                .await?;
-            if must_wait && pause.is_some() {
+            unrecorded.add(DeliveryAttempt {
+                delivery_id: delivery.id,
+                result,
+                pause_destination_until: pause,
+                at: Utc::now(),
+            });
+            if must_wait && (pause.is_some() || prepared.is_err()) {
+                unrecorded.record(self.store.as_ref()).await?;
                 return Ok(false);
             }
-            if must_wait && prepared.is_err() {
-                return Ok(false);
+            if unrecorded.is_due() {
+                unrecorded.record(self.store.as_ref()).await?;
             }
         }
+        unrecorded.record(self.store.as_ref()).await?;
         Ok(due.len() < usize::try_from(batch).unwrap_or(usize::MAX))
+    }
+}
+
+/// How long a made attempt may wait for its record: the attempts of a destination are
+/// recorded together (one write transaction, `record_notification_attempts`) at the end
+/// of a round, or once the first of them has waited this long. A process killed meanwhile
+/// sends them again (at least once), so this bounds the repeats a crash causes, and how
+/// long the delivery log lags behind the sends.
+const RECORD_WITHIN: Duration = Duration::from_millis(250);
+
+/// Attempts made and not yet recorded, oldest first.
+#[derive(Default)]
+struct Unrecorded {
+    attempts: Vec<DeliveryAttempt>,
+    since: Option<Instant>,
+}
+
+impl Unrecorded {
+    fn add(&mut self, attempt: DeliveryAttempt) {
+        self.since.get_or_insert_with(Instant::now);
+        self.attempts.push(attempt);
+    }
+
+    fn is_due(&self) -> bool {
+        self.since
+            .is_some_and(|since| since.elapsed() >= RECORD_WITHIN)
+    }
+
+    async fn record(&mut self, store: &dyn Store) -> StoreResult<()> {
+        self.since = None;
+        if self.attempts.is_empty() {
+            return Ok(());
+        }
+        store
+            .record_notification_attempts(&std::mem::take(&mut self.attempts))
+            .await
     }
 }
 
@@ -704,245 +750,6 @@ pub async fn send_test(
     }
 }
 
-/// A system event as destinations are told of it, with what its rule is matched on.
-struct Told {
-    event: Event,
-    /// For a close: the conclusion it closes, which the rule's conclusion filters judge
-    /// (a destination is told of the close of what it was told of).
-    closes: Option<Event>,
-}
-
-impl Told {
-    fn wanted_by(&self, rule: &Rule) -> bool {
-        if !rule.matches(&self.event) {
-            return false;
-        }
-        let Some(concluded) = &self.closes else {
-            return true;
-        };
-        let conclusion_rule = Rule {
-            events: vec![EventName::InvestigationConcluded],
-            ..rule.clone()
-        };
-        conclusion_rule.matches(concluded)
-    }
-}
-
-/// The idempotency id of the event told for system event `system_event_id`.
-pub fn event_id(system_event_id: i64) -> Uuid {
-    Uuid::new_v5(
-        &EVENT_NAMESPACE,
-        format!("system-event:{system_event_id}").as_bytes(),
-    )
-}
-
-/// What destinations are told of a system event, if anything: a conclusion
-/// (`investigation_completed`; the narrower completion triggers fire with it and are not
-/// told again), a close (feedback that marks it a false alert, a completed review), or a
-/// system notice (an investigation stopped, keys and users made or revoked).
-async fn told_event(
-    store: &dyn Store,
-    record: &SystemEventRecord,
-    base_url: &str,
-) -> StoreResult<Option<Told>> {
-    let name = record.trigger_name.as_str();
-    let closing_reason = match name {
-        triggers::FEEDBACK_APPLIED
-            if record.trigger_args.get("outcome").and_then(Value::as_str)
-                == Some(Outcome::FalseAlert.as_str()) =>
-        {
-            Some("marked a false alert by an analyst")
-        }
-        triggers::REVIEW_COMPLETED => Some("review completed by an analyst"),
-        _ => None,
-    };
-    if name == triggers::INVESTIGATION_COMPLETED || closing_reason.is_some() {
-        let Some(investigation_id) = record.investigation_id else {
-            return Ok(None);
-        };
-        let Some(concluded) = concluded_event(store, record, investigation_id, base_url).await?
-        else {
-            return Ok(None);
-        };
-        let Some(reason) = closing_reason else {
-            return Ok(Some(Told {
-                event: concluded,
-                closes: None,
-            }));
-        };
-        let EventKind::InvestigationConcluded(conclusion) = &concluded.kind else {
-            return Ok(None);
-        };
-        let closed = Event {
-            id: event_id(record.id),
-            occurred_at: record.created_at,
-            tenant: concluded.tenant.clone(),
-            tenant_unions: concluded.tenant_unions.clone(),
-            kind: EventKind::InvestigationClosed(Closed {
-                investigation_id: conclusion.investigation_id,
-                title: conclusion.title.clone(),
-                reason: reason.into(),
-                link: conclusion.link.clone(),
-            }),
-        };
-        return Ok(Some(Told {
-            event: closed,
-            closes: Some(concluded),
-        }));
-    }
-    if name == sleuth_store::RESPONSE_ACTION_RUN_FAILED {
-        return run_failed_event(store, record, base_url).await;
-    }
-    let message = match name {
-        triggers::INVESTIGATION_STOPPED => {
-            let investigation = record.investigation_id.unwrap_or_default();
-            match record.trigger_args.get("error_msg").and_then(Value::as_str) {
-                Some(error) => format!("investigation {investigation} stopped: {error}"),
-                None => format!("investigation {investigation} stopped"),
-            }
-        }
-        triggers::API_KEY_CREATED | triggers::API_KEY_REVOKED | triggers::USER_CREATED => {
-            let args = &record.trigger_args;
-            let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
-            match name {
-                triggers::USER_CREATED => {
-                    format!("user {} made with role {}", text("email"), text("role"))
-                }
-                triggers::API_KEY_CREATED => format!(
-                    "API key '{}' ({}) made for {}",
-                    text("name"),
-                    text("prefix"),
-                    text("user_email")
-                ),
-                _ => format!("API key '{}' ({}) revoked", text("name"), text("prefix")),
-            }
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(Told {
-        event: Event {
-            id: event_id(record.id),
-            occurred_at: record.created_at,
-            tenant: None,
-            tenant_unions: Vec::new(),
-            kind: EventKind::SystemEvent(SystemNotice {
-                name: name.to_string(),
-                message,
-            }),
-        },
-        closes: None,
-    }))
-}
-
-/// A failed response-action run as destinations are told of it. It belongs to the tenant
-/// of the investigation it ran on, if any (so tenant-union rules apply to it).
-async fn run_failed_event(
-    store: &dyn Store,
-    record: &SystemEventRecord,
-    base_url: &str,
-) -> StoreResult<Option<Told>> {
-    let args = &record.trigger_args;
-    let text = |key: &str| {
-        args.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let Some(script_run_id) = args.get("script_run_id").and_then(Value::as_i64) else {
-        return Ok(None);
-    };
-    let (mut tenant, mut tenant_unions) = (None, Vec::new());
-    if let Some(investigation_id) = record.investigation_id {
-        match store.get_investigation(investigation_id).await {
-            Ok(investigation) => {
-                tenant = investigation.alert.parsed.tenant_id.clone();
-                tenant_unions = vec![investigation.alert.tenant_union.display_name.clone()];
-            }
-            Err(StoreError::NotFound { .. }) => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(Some(Told {
-        event: Event {
-            id: event_id(record.id),
-            occurred_at: record.created_at,
-            tenant,
-            tenant_unions,
-            kind: EventKind::ResponseRunFailed(RunFailed {
-                run_id: Uuid::new_v5(
-                    &EVENT_NAMESPACE,
-                    format!("script-run:{script_run_id}").as_bytes(),
-                ),
-                action_name: text("script_name"),
-                investigation_id: record.investigation_id.map(investigation_uuid),
-                status: text("status"),
-                detail: text("detail"),
-                link: format!(
-                    "{}/app/api/v1/response-actions/runs/{script_run_id}",
-                    base_url.trim_end_matches('/')
-                ),
-            }),
-        },
-        closes: None,
-    }))
-}
-
-/// The conclusion of a stored investigation as destinations are told of it; `None` when it
-/// is gone (retention) or has no conclusion.
-async fn concluded_event(
-    store: &dyn Store,
-    record: &SystemEventRecord,
-    investigation_id: i64,
-    base_url: &str,
-) -> StoreResult<Option<Event>> {
-    let investigation = match store.get_investigation(investigation_id).await {
-        Ok(investigation) => investigation,
-        Err(StoreError::NotFound { .. }) => return Ok(None),
-        Err(error) => return Err(error),
-    };
-    let (Some(result), Some(outcome), Some(priority)) = (
-        investigation.result.as_ref(),
-        investigation.outcome,
-        investigation.priority,
-    ) else {
-        return Ok(None);
-    };
-    let alert = &investigation.alert.parsed;
-    Ok(Some(Event {
-        id: event_id(record.id),
-        occurred_at: record.created_at,
-        tenant: alert.tenant_id.clone(),
-        tenant_unions: vec![investigation.alert.tenant_union.display_name.clone()],
-        kind: EventKind::InvestigationConcluded(Concluded {
-            investigation_id: investigation_uuid(investigation_id),
-            title: alert.title.clone(),
-            outcome,
-            priority,
-            source: alert.direct_source_label.clone(),
-            conclusion: result.conclusion.clone(),
-            mitre_tactic: result.mitre_tactic.clone(),
-            insight_tags: result.insight_tags.keys().cloned().collect(),
-            entities: alert
-                .entities
-                .iter()
-                .take(ENTITIES_SHOWN)
-                .map(|entity| format!("{} {}", entity.kind.as_str(), entity.value))
-                .collect(),
-            link: crate::dto::investigation::investigation_url(base_url, investigation_id),
-        }),
-    }))
-}
-
-/// Investigations are numbered; the notification shapes carry a uuid. It is derived from
-/// the number, so a close and its conclusion name the same investigation (PagerDuty's
-/// dedup key).
-fn investigation_uuid(investigation_id: i64) -> Uuid {
-    Uuid::new_v5(
-        &EVENT_NAMESPACE,
-        format!("investigation:{investigation_id}").as_bytes(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1053,12 +860,5 @@ mod tests {
         check(None, Some(20), LeaseStep::Leave);
         check(None, Some(0), LeaseStep::Take);
         check(None, None, LeaseStep::Take);
-    }
-
-    #[test]
-    fn an_event_id_is_stable_per_system_event() {
-        assert_eq!(event_id(42), event_id(42));
-        assert_ne!(event_id(42), event_id(43));
-        assert_ne!(investigation_uuid(42), event_id(42));
     }
 }
