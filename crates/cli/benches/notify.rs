@@ -12,11 +12,17 @@
 //!    restart until the queue is empty and, with destinations, every conclusion was
 //!    delivered to both; and the rate the drain reached. Printed: both CPU figures, their
 //!    ratio, and both rates. CPU time, not rates, is the comparison: the generator, the
-//!    receivers and other work share this machine's cores.
+//!    receivers and other work share this machine's cores. Both drains run the same
+//!    alerts (the workload is seeded) on the same binary; the receivers run in this
+//!    process, so their CPU is not counted as Sleuth's;
+//! 3. statements: the drain twice more, BENCH_STATEMENT_ALERTS alerts (default 2,000; 0
+//!    skips it), the process's SQL statements counted from its log, without and with the
+//!    two destinations: the statements a delivery costs. A separate pass, because logging
+//!    every statement costs CPU the timed drains must not pay.
 //!
 //! `cargo bench -p sleuth-cli --bench notify` (BENCH_ALERTS; BENCH_SEED; BENCH_IDLE_SECONDS,
-//! 0 skips the idle count; BENCH_SLEUTH_BIN runs another build of the binary, e.g. an
-//! older one to compare the idle count with).
+//! 0 skips the idle count; BENCH_STATEMENT_ALERTS; BENCH_SLEUTH_BIN runs another build of
+//! the binary, e.g. an older one to compare with).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -318,9 +324,17 @@ struct Drained {
     /// every destination (the drain's when there is none).
     total_cpu: f64,
     total_seconds: f64,
+    /// SQL statements from the restart until every conclusion was delivered, when they
+    /// were counted.
+    statements: u64,
 }
 
-async fn drain_once(with_destinations: bool, alerts: u64, seed: u64) -> Drained {
+async fn drain_once(
+    with_destinations: bool,
+    alerts: u64,
+    seed: u64,
+    count_statements: bool,
+) -> Drained {
     let directory = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", directory.path().join("bench.db").display());
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
@@ -344,9 +358,10 @@ async fn drain_once(with_destinations: bool, alerts: u64, seed: u64) -> Drained 
     create(&server, &key, &workload, alerts).await;
     drop(server);
 
-    let (server, _) = Server::start(&database, true, false).await;
+    let (server, _) = Server::start(&database, true, count_statements).await;
     let started = Instant::now();
     let cpu_at_start = server.cpu_seconds();
+    let statements_at_start = server.statements.load(Ordering::Relaxed);
     loop {
         let left = count(
             &server,
@@ -382,6 +397,7 @@ async fn drain_once(with_destinations: bool, alerts: u64, seed: u64) -> Drained 
         drain_cpu,
         total_cpu: server.cpu_seconds() - cpu_at_start,
         total_seconds: started.elapsed().as_secs_f64(),
+        statements: server.statements.load(Ordering::Relaxed) - statements_at_start,
     }
 }
 
@@ -414,6 +430,7 @@ fn main() {
     let alerts = env_number("BENCH_ALERTS", 20_000);
     let seed = env_number("BENCH_SEED", 25);
     let idle_seconds = env_number("BENCH_IDLE_SECONDS", 60);
+    let statement_alerts = env_number("BENCH_STATEMENT_ALERTS", 2_000);
     println!(
         "notify bench: {} on SQLite over HTTP on loopback, {} cores, load {}",
         binary().display(),
@@ -429,10 +446,24 @@ fn main() {
                 statements as f64 * 60.0 / idle_seconds as f64
             );
         }
+        if statement_alerts > 0 {
+            let without = drain_once(false, statement_alerts, seed, true).await;
+            let with = drain_once(true, statement_alerts, seed, true).await;
+            let deliveries = 2 * with.concluded;
+            println!(
+                "statements, {statement_alerts} alerts (a separate pass, every statement logged): \
+                 {:.2} per investigation without destinations, {:.2} with two; \
+                 {:.3} per delivery ({} more for {deliveries} deliveries)",
+                without.statements as f64 / without.concluded.max(1) as f64,
+                with.statements as f64 / with.concluded.max(1) as f64,
+                (with.statements as f64 - without.statements as f64) / deliveries.max(1) as f64,
+                with.statements as i64 - without.statements as i64,
+            );
+        }
         if alerts == 0 {
             return;
         }
-        let without = drain_once(false, alerts, seed).await;
+        let without = drain_once(false, alerts, seed, false).await;
         println!(
             "no destination: {} concluded in {:.1} s ({:.0}/s), CPU {:.3} ms per investigation, load {}",
             without.concluded,
@@ -441,7 +472,7 @@ fn main() {
             per_investigation_ms(without.drain_cpu, without.concluded),
             load_average()
         );
-        let with = drain_once(true, alerts, seed).await;
+        let with = drain_once(true, alerts, seed, false).await;
         println!(
             "two destinations: {} concluded in {:.1} s ({:.0}/s), every one delivered to both after {:.1} s; \
              CPU {:.3} ms per investigation to the empty queue, {:.3} ms with every delivery, load {}",
