@@ -34,7 +34,7 @@ use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{connect, percentile};
+use support::{connect, env_number, load_average, percentile};
 
 #[path = "support/browser.rs"]
 mod browser;
@@ -49,24 +49,6 @@ const PASSWORD: &str = "console bench passphrase";
 /// The workload's values (`sleuth-workload`), as the realistic bench filters by them.
 const SOURCE: &str = "CrowdStrike Falcon";
 const ALERT_TYPE: &str = "generic:Suspicious PowerShell download on {host}";
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
-}
 
 /// A running `sleuth serve` with its workers off, killed when dropped.
 struct Server {

@@ -41,35 +41,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sleuth_workload::{Settings as WorkloadSettings, Workload};
-use support::{connect, send};
+use support::{connect, env_number, load_average, send};
 
 // The shared support's percentiles are not used here.
 #[allow(dead_code)]
 mod support;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
-}
-
-fn binary() -> PathBuf {
-    std::env::var_os("BENCH_SLEUTH_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sleuth")))
-}
 
 /// 32 bytes, base64: the key that seals the destinations' secrets.
 const SECRETS_KEY: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
@@ -106,7 +82,7 @@ impl Server {
         } else {
             "warn"
         };
-        let mut child = Command::new(binary())
+        let mut child = Command::new(support::sleuth_binary())
             .args(["serve", "--listen", &address, "--database", database])
             .env(
                 "SLEUTH_WORKERS__ENABLED",
@@ -433,7 +409,7 @@ fn main() {
     let statement_alerts = env_number("BENCH_STATEMENT_ALERTS", 2_000);
     println!(
         "notify bench: {} on SQLite over HTTP on loopback, {} cores, load {}",
-        binary().display(),
+        support::sleuth_binary().display(),
         std::thread::available_parallelism().map_or(0, usize::from),
         load_average()
     );

@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sleuth_workload::{Settings as WorkloadSettings, Workload};
-use support::{connect, percentile, send};
+use support::{connect, env_number, load_average, percentile, send};
 
 // The baseline lives beside this bench alone, not in the benches' shared support.
 #[path = "realistic/bare.rs"]
@@ -48,24 +48,6 @@ mod bare;
 #[path = "realistic/reuse.rs"]
 mod reuse;
 mod support;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
-}
 
 /// A running `sleuth serve`, killed when dropped.
 struct Server {

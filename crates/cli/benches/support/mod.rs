@@ -14,6 +14,27 @@ pub(crate) fn sleuth_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sleuth")))
 }
 
+/// A number from the environment (`1_000_000` reads as a million), or the default.
+pub(crate) fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+/// The machine's load averages (1, 5, 15 minutes), printed beside every figure: the
+/// benches share two cores with whatever else runs.
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
 pub(crate) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 pub(crate) async fn connect(address: &str) -> Sender {
