@@ -11,9 +11,8 @@
 //! state, only the matches in the state's span of ids (`count_elsewhere`, planned by
 //! `list_plan::count_elsewhere`): jobs are claimed in id order, so the queue is the newest
 //! ids and what concluded the oldest, and the search index reads the matches in a range of
-//! rowids without the rest. Reading every match into a list instead cost 84 to 237 ms for
-//! a word in a fifth of a million documents whose other states held 5,500 (1.2 ms by
-//! their spans).
+//! rowids without the rest, where reading every match of the word into a list grew with
+//! the word's matches in the whole store.
 //!
 //! PostgreSQL keeps each investigation's search vector on its row: counting the matches in
 //! every state reads every matching row just as counting those in the state does, so
