@@ -18,7 +18,8 @@
 //! that names none (the page shows concluded investigations by default: a seeding not
 //! drained yet has none), as the realistic bench's lists do.
 //!
-//! `BENCH_REUSE_DATABASE=/tmp/x.db cargo bench -p sleuth-cli --bench console_queue`. The
+//! `BENCH_REUSE_DATABASE=/tmp/x.db cargo bench -p sleuth-cli --bench console_queue`
+//! (BENCH_SLEUTH_BIN runs another build of the binary). The
 //! client runs on the same cores as the server: the figures are those of the whole
 //! machine, printed with its load.
 #![allow(
@@ -65,13 +66,8 @@ impl Drop for Server {
 
 impl Server {
     async fn start(database: &str) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let address = format!("127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        let address = support::free_loopback_address();
+        let child = Command::new(support::sleuth_binary())
             .args(["serve", "--listen", &address, "--database", database])
             .env("SLEUTH_WORKERS__ENABLED", "false")
             .env("SLEUTH_CONSOLE__BEHIND_TLS", "false")
@@ -89,7 +85,7 @@ impl Server {
 /// Runs the binary with `args` on `database`, `input` on its standard input; panics with
 /// its error output when it fails.
 fn sleuth(database: &str, args: &[&str], input: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+    let mut child = Command::new(support::sleuth_binary())
         .args(args)
         .args(["--database", database])
         .env("SLEUTH_LOG__LEVEL", "warn")

@@ -71,12 +71,7 @@ impl Server {
         workers: bool,
         count_statements: bool,
     ) -> (Server, Option<String>) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let address = format!("127.0.0.1:{port}");
+        let address = support::free_loopback_address();
         let level = if count_statements {
             "warn,sqlx::query=debug"
         } else {

@@ -66,12 +66,7 @@ impl Server {
     /// Starts the binary on `database` with its workers on or off; returns it and, on a
     /// fresh database, the first admin key it prints.
     async fn start(database: &str, workers: bool) -> (Server, Option<String>) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let address = format!("127.0.0.1:{port}");
+        let address = support::free_loopback_address();
         let mut child = Command::new(support::sleuth_binary())
             .args(["serve", "--listen", &address, "--database", database])
             .env(

@@ -14,6 +14,15 @@ pub(crate) fn sleuth_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sleuth")))
 }
 
+/// A loopback address with a port free now, for a child server to listen on.
+pub(crate) fn free_loopback_address() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
 /// A number from the environment (`1_000_000` reads as a million), or the default.
 pub(crate) fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
