@@ -11,7 +11,7 @@ use sleuth_store::{ClaimedJob, Finished, GuardWindows, JobInput, StoreError, Sto
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 
-use crate::builder::Statements;
+use crate::builder::{SqlBuilder, Statements};
 use crate::finish_batch::FinishRequest;
 use crate::group_commit::BatchWrite;
 use crate::rows::{self, micros};
@@ -54,27 +54,14 @@ fn write_claim(
     now: Timestamp,
 ) -> StoreResult<String> {
     let lease_token = uuid::Uuid::new_v4().to_string();
-    // One UPDATE ... RETURNING picks and leases atomically. On PostgreSQL, SKIP LOCKED
-    // lets many processes claim side by side without waiting on each other's rows.
-    // The LIMIT is written in, not bound (see `builder::SqlBuilder::limit_offset`).
-    let skip_locked = match dialect {
-        Dialect::Sqlite => "",
-        Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
-    };
+    // One UPDATE ... RETURNING picks and leases atomically.
     let sql = statements.next("UPDATE jobs SET lease_owner = ");
     sql.bind(worker.to_string())?.push(", lease_token = ");
     sql.bind(lease_token.clone())?.push(", lease_expires_at = ");
-    sql.bind(micros(now + lease))?.push(
-        ", attempts = attempts + 1 \
-         WHERE investigation_id IN (SELECT investigation_id FROM jobs \
-         WHERE (lease_expires_at IS NULL OR lease_expires_at < ",
-    );
-    sql.bind(micros(now))?.push(") AND ready_at <= ");
-    sql.bind(micros(now))?.push(&format!(
-        " ORDER BY investigation_id LIMIT {}{skip_locked}) \
-         RETURNING investigation_id, attempts, lease_token",
-        max.max(1)
-    ));
+    sql.bind(micros(now + lease))?
+        .push(", attempts = attempts + 1 WHERE investigation_id IN (");
+    push_ready_pick(sql, dialect, max, now)?;
+    sql.push(") RETURNING investigation_id, attempts, lease_token");
     sql.fixed_text();
     let sql = statements
         .next("UPDATE investigations SET status = 'loading', start_time = COALESCE(start_time, ");
@@ -87,6 +74,49 @@ fn write_claim(
         .push(" AND investigations.id = claimed.investigation_id")
         .fixed_text();
     Ok(lease_token)
+}
+
+/// Writes the SELECT of the (at most `max`) jobs a claim takes: those without a live lease
+/// and ready, first in queue order. On PostgreSQL, SKIP LOCKED lets many processes claim
+/// side by side without waiting on each other's rows. The LIMIT is written in, not bound
+/// (see `builder::SqlBuilder::limit_offset`).
+///
+/// It walks the jobs in queue order and stops at the first `max` it may take, passing only
+/// the few leased now. SQLite, left to choose, reads both halves of the OR from the lease
+/// index, where every queued job (no lease) is, and sorts them all to keep `max`: a cost
+/// that grows with the queue, paid by every claim inside the write turn every result
+/// waits for. NOT INDEXED keeps it to the table's own (investigation id) order.
+/// PostgreSQL walks its primary key by itself.
+fn push_ready_pick(
+    sql: &mut SqlBuilder,
+    dialect: Dialect,
+    max: usize,
+    now: Timestamp,
+) -> StoreResult<()> {
+    let (jobs, skip_locked) = match dialect {
+        Dialect::Sqlite => ("jobs NOT INDEXED", ""),
+        Dialect::Postgres => ("jobs", " FOR UPDATE SKIP LOCKED"),
+    };
+    sql.push(&format!(
+        "SELECT investigation_id FROM {jobs} \
+         WHERE (lease_expires_at IS NULL OR lease_expires_at < "
+    ));
+    sql.bind(micros(now))?.push(") AND ready_at <= ");
+    sql.bind(micros(now))?.push(&format!(
+        " ORDER BY investigation_id LIMIT {}{skip_locked}",
+        max.max(1)
+    ));
+    Ok(())
+}
+
+/// SQLite's plan for the pick of a claim of up to `max` jobs (`push_ready_pick`), one
+/// line per step of `EXPLAIN QUERY PLAN`: the backend's tests check that a claim never
+/// reads the whole queue, whatever its size.
+pub async fn sqlite_claim_pick_plan(pool: &AnyPool, max: usize) -> StoreResult<Vec<String>> {
+    let mut sql = SqlBuilder::many(Dialect::Sqlite, "EXPLAIN QUERY PLAN ");
+    push_ready_pick(&mut sql, Dialect::Sqlite, max, chrono::Utc::now())?;
+    let rows = sql.build().fetch_all(pool).await.db()?;
+    rows.iter().map(|row| rows::text(row, "detail")).collect()
 }
 
 /// The jobs claimed by `write_claim`s, by lease token, each claim's in investigation

@@ -1,8 +1,11 @@
-//! The SQLite schema after every migration is exactly `schema.sql` (see
-//! `sleuth_test_support::schema`): a migration that changes it changes the file too.
+//! The SQLite schema after every migration: exactly `schema.sql` (see
+//! `sleuth_test_support::schema`), so a migration that changes it changes the file too;
+//! and the plans SQLite chooses on it for statements whose cost must not grow with what is
+//! stored. The planner decides from a statement's shape (this schema keeps no
+//! statistics), so an empty database shows the plan a million rows get.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_migrated_schema_is_the_checked_in_schema_sql() {
+/// A database migrated by the store, and a pool on it (the directory holds the file).
+async fn migrated_database() -> (tempfile::TempDir, sqlx::AnyPool) {
     let directory = tempfile::tempdir().expect("temp dir");
     let url = format!(
         "sqlite://{}?mode=rwc",
@@ -14,10 +17,31 @@ async fn the_migrated_schema_is_the_checked_in_schema_sql() {
     drop(store);
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+    (directory, pool)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_migrated_schema_is_the_checked_in_schema_sql() {
+    let (_directory, pool) = migrated_database().await;
     let schema = sleuth_test_support::schema::sqlite(&pool).await;
     pool.close().await;
     sleuth_test_support::schema::check_against_file(
         &schema,
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.sql"),
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_takes_the_first_jobs_of_the_queue_without_reading_all_of_it() {
+    let (_directory, pool) = migrated_database().await;
+    // Whatever the claim's size (the planner's choice turned on it: a claim of up to three
+    // read every queued job from the lease index and sorted them), it walks the queue in
+    // order and stops at the first jobs free to take.
+    for max in [1, 2, 3, 5, 10, 64] {
+        let plan = sleuth_store_sql::sqlite_claim_pick_plan(&pool, max)
+            .await
+            .expect("the plan");
+        assert_eq!(plan, vec!["SCAN jobs".to_string()], "a claim of {max}");
+    }
+    pool.close().await;
 }
