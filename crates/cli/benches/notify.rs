@@ -5,7 +5,8 @@
 //!    statements counted for BENCH_IDLE_SECONDS (default 60) from its own statement log
 //!    (`sqlx::query` at debug): what an idle deliverer costs the database a minute;
 //! 2. the drain, twice on fresh databases: BENCH_ALERTS (default 20,000) workload alerts
-//!    created with the workers off, then the server restarted with its workers on, first
+//!    created with the workers off, then the server restarted (SIGTERM, as a restart
+//!    stops it: it gives its destinations' leases back) with its workers on, first
 //!    with no destination, then with two webhook destinations (each its own loopback
 //!    receiver, answering 200) that want every conclusion. Measured: the CPU time of
 //!    Sleuth's process (/proc utime + stime) per concluded investigation, from the
@@ -108,6 +109,19 @@ impl Server {
         support::wait_until_ready(&server.address).await;
         let key = key.lock().unwrap().clone();
         (server, key)
+    }
+
+    /// Stops the server as a restart does (SIGTERM, then waits for it to exit), so that
+    /// it gives its destinations' leases back. Dropped instead (SIGKILL), it would keep
+    /// them until they expire, and the next server would deliver nothing until then.
+    fn stop(mut self) {
+        let stopped = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(stopped.success(), "kill -TERM failed");
+        let status = self.child.wait().expect("wait for sleuth");
+        assert!(status.success(), "sleuth did not stop cleanly: {status}");
     }
 
     /// CPU time the process has used so far (user and system, all its threads), in
@@ -327,7 +341,7 @@ async fn drain_once(
         Vec::new()
     };
     create(&server, &key, &workload, alerts).await;
-    drop(server);
+    server.stop();
 
     let (server, _) = Server::start(&database, true, count_statements).await;
     let started = Instant::now();
@@ -379,7 +393,7 @@ async fn idle_statements(seconds: u64) -> u64 {
     let (server, key) = Server::start(&database, true, false).await;
     let key = key.expect("the first start prints an admin key");
     let _receivers = two_destinations(&server, &key).await;
-    drop(server);
+    server.stop();
     let (server, _) = Server::start(&database, true, true).await;
     // The first seconds are start-up's (migrations checked, catalog synced).
     tokio::time::sleep(Duration::from_secs(5)).await;
