@@ -7,8 +7,9 @@
 //!
 //! 1. reads the system events past the destination's cursor, up to the first gap in their
 //!    ids (`event_horizon`: a smaller id may still commit), turns each into a
-//!    `sleuth_notify::Event` with a stable idempotency id (made once per process for all
-//!    its destinations, `notify_events`), keeps those its rule matches, and stores them as
+//!    `sleuth_notify::Event` with a stable idempotency id (read and made once per process
+//!    for all its destinations, of the kinds ever told only, `notify_events`), keeps
+//!    those its rule matches, and stores them as
 //!    pending deliveries together with the cursor past them, in one transaction: an event
 //!    is queued once and never skipped;
 //! 2. sends the deliveries that are due, one at a time, rendered in the destination's
@@ -41,7 +42,7 @@ use sleuth_notify::retry::{Next, Schedule};
 use sleuth_notify::{Event, EventKind, Rule, SystemNotice, Template};
 use sleuth_store::{
     AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryRecord, NewDelivery,
-    NotificationDestinationRecord, Store, StoreResult, SystemEventsAfter,
+    NotificationDestinationRecord, Store, StoreResult,
 };
 use tokio::sync::watch;
 use uuid::Uuid;
@@ -382,30 +383,18 @@ impl Deliverer {
             return Ok(true);
         }
         let rule = rule_of(destination);
-        let records = self
-            .store
-            .system_events_after(&SystemEventsAfter {
-                after_id: cursor,
-                through_id: through,
-                limit: batch,
-                ..SystemEventsAfter::default()
-            })
-            .await?;
         let base_url = crate::firing::base_url(&self.runtime);
         let told = self
             .told
-            .of(self.store.as_ref(), &records, &base_url)
+            .of(self.store.as_ref(), cursor, through, &ids, &base_url)
             .await?;
         let mut deliveries = Vec::new();
-        for (record, told) in records.iter().zip(told) {
-            let Some(told) = told else {
-                continue;
-            };
+        for (system_event_id, told) in told {
             if let Some(rule) = &rule
                 && told.wanted_by(rule)
             {
                 deliveries.push(NewDelivery {
-                    system_event_id: record.id,
+                    system_event_id,
                     event_id: told.event.id.to_string(),
                     event: serde_json::to_value(&told.event).unwrap_or(Value::Null),
                 });

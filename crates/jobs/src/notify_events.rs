@@ -1,13 +1,14 @@
 //! What destinations are told of a system event (`Told`), and the process's shared
 //! memory of it (`ToldEvents`).
 //!
-//! Turning a conclusion into an event reads its investigation from the store. Every
-//! destination of a process reads the same events past its cursor, so without a shared
-//! memory each conclusion would be read once per destination: with two destinations,
-//! twice. `ToldEvents` makes each event once per process, for whichever destination
-//! reaches it first (the investigations of a round in one read, and only what a message
-//! says of them: `Store::investigations_to_tell`); the others find it made. Making an
-//! event from what was read is a pure function (`told_event`).
+//! Turning a conclusion into an event reads its system event and its investigation from
+//! the store. Every destination of a process reads the same events past its cursor, so
+//! without a shared memory each would be read once per destination: with two
+//! destinations, twice. `ToldEvents` makes each event once per process, for whichever
+//! destination reaches it first (the system events of a round in one read, of the kinds
+//! ever told only, `TOLD_TRIGGERS`; their investigations in one more, and only what a
+//! message says of them: `Store::investigations_to_tell`); the others find it made, and
+//! read nothing. Making an event from what was read is a pure function (`told_event`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use sleuth_domain::Outcome;
 use sleuth_notify::{
     Closed, Concluded, Event, EventKind, EventName, Rule, RunFailed, SystemNotice,
 };
-use sleuth_store::{InvestigationToTell, Store, StoreResult, SystemEventRecord};
+use sleuth_store::{InvestigationToTell, Store, StoreResult, SystemEventRecord, SystemEventsAfter};
 use uuid::Uuid;
 
 use crate::trigger_catalog as triggers;
@@ -42,16 +43,40 @@ pub(crate) struct ToldEvents {
     made: Arc<tokio::sync::Mutex<BTreeMap<i64, Option<Arc<Told>>>>>,
 }
 
+/// The system events destinations may be told of (`told_event` answers nothing for any
+/// other): the deliverer reads only these, not the narrower triggers that fire with a
+/// conclusion, nor their arguments.
+const TOLD_TRIGGERS: &[&str] = &[
+    triggers::INVESTIGATION_COMPLETED,
+    triggers::FEEDBACK_APPLIED,
+    triggers::REVIEW_COMPLETED,
+    triggers::INVESTIGATION_STOPPED,
+    triggers::API_KEY_CREATED,
+    triggers::API_KEY_REVOKED,
+    triggers::USER_CREATED,
+    sleuth_store::RESPONSE_ACTION_RUN_FAILED,
+];
+
 impl ToldEvents {
-    /// What each of `records` is told as, in their order: made once per process, with
-    /// the investigations they name read in one statement.
+    /// The events told for the system events after `after_id` through `through_id`, by
+    /// system event id, in id order. `ids` are the ids the caller saw in that span; those
+    /// not yet made are read (in one statement, with the investigations they name in one
+    /// more) and made, once per process: a destination that finds them all made reads
+    /// nothing.
     pub(crate) async fn of(
         &self,
         store: &dyn Store,
-        records: &[SystemEventRecord],
+        after_id: i64,
+        through_id: i64,
+        ids: &[i64],
         base_url: &str,
-    ) -> StoreResult<Vec<Option<Arc<Told>>>> {
+    ) -> StoreResult<Vec<(i64, Arc<Told>)>> {
         let mut made = self.made.lock().await;
+        let unmade_ids = unmade(ids, after_id, through_id, |id| made.contains_key(&id));
+        let records = match read_of(&unmade_ids) {
+            Some(read) => store.system_events_after(&read).await?,
+            None => Vec::new(),
+        };
         let unmade: Vec<&SystemEventRecord> = records
             .iter()
             .filter(|record| !made.contains_key(&record.id))
@@ -76,15 +101,46 @@ impl ToldEvents {
             let told = told_event(record, &investigations, base_url).map(Arc::new);
             made.insert(record.id, told);
         }
-        let told = records
-            .iter()
-            .map(|record| made.get(&record.id).cloned().flatten())
+        // The ids not read are of kinds never told (or gone): told to nobody.
+        for id in unmade_ids {
+            made.entry(id).or_insert(None);
+        }
+        let told = made
+            .range(after_id.saturating_add(1)..=through_id)
+            .filter_map(|(id, told)| told.clone().map(|told| (*id, told)))
             .collect();
         while made.len() > KEPT {
             made.pop_first();
         }
         Ok(told)
     }
+}
+
+/// The ids in `ids` after `after_id` through `through_id` that are not `made` yet, in
+/// their order.
+fn unmade(ids: &[i64], after_id: i64, through_id: i64, made: impl Fn(i64) -> bool) -> Vec<i64> {
+    ids.iter()
+        .copied()
+        .filter(|id| *id > after_id && *id <= through_id && !made(*id))
+        .collect()
+}
+
+/// The read that makes the `unmade` ids: the span from the first to the last, of the
+/// kinds ever told; none when every id is made.
+fn read_of(unmade: &[i64]) -> Option<SystemEventsAfter> {
+    let first = *unmade.iter().min()?;
+    let last = *unmade.iter().max()?;
+    Some(SystemEventsAfter {
+        after_id: first - 1,
+        through_id: last,
+        trigger_names: TOLD_TRIGGERS
+            .iter()
+            .map(|name| (*name).to_string())
+            .collect(),
+        // No more rows than ids in the span: none is cut off.
+        limit: u32::try_from(last - first + 1).unwrap_or(u32::MAX),
+        ..SystemEventsAfter::default()
+    })
 }
 
 /// A system event as destinations are told of it, with what its rule is matched on.
@@ -317,6 +373,8 @@ fn investigation_uuid(investigation_id: i64) -> Uuid {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use chrono::Utc;
     use serde_json::json;
     use sleuth_domain::{EntityKind, Priority};
@@ -493,6 +551,59 @@ mod tests {
             None
         );
         assert_eq!(needed(triggers::INVESTIGATION_STOPPED, json!({})), None);
+    }
+
+    #[test]
+    fn only_the_kinds_of_system_event_ever_told_are_read() {
+        // Arguments that make every kind tellable: a false-alert feedback, a run id.
+        let args = json!({
+            "outcome": "COMPLETED_FALSE_ALERT",
+            "script_run_id": 9,
+            "error_msg": "boom",
+            "name": "ci",
+            "email": "a@example.com",
+        });
+        let names = crate::trigger_catalog::catalog()
+            .into_iter()
+            .map(|entry| entry.fn_name)
+            .chain([sleuth_store::RESPONSE_ACTION_RUN_FAILED.to_string()]);
+        for name in names {
+            let told = told_event(
+                &record(&name, args.clone(), Some(3)),
+                &investigations(),
+                "https://sleuth.example",
+            );
+            assert_eq!(
+                told.is_some(),
+                TOLD_TRIGGERS.contains(&name.as_str()),
+                "{name}: told, yet never read (or read, yet never told)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_span_made_for_one_destination_is_not_read_again_for_another() {
+        let made: BTreeSet<i64> = (11..=20).collect();
+        let is_made = |id: i64| made.contains(&id);
+        // The second destination reaches the span the first made: nothing to read.
+        let ids: Vec<i64> = (11..=20).collect();
+        assert_eq!(unmade(&ids, 10, 20, is_made), Vec::<i64>::new());
+        assert!(read_of(&unmade(&ids, 10, 20, is_made)).is_none());
+        // One further ahead reads only past what is made, and only through its horizon.
+        let ids: Vec<i64> = (11..=30).collect();
+        let read = read_of(&unmade(&ids, 10, 25, is_made)).expect("a read");
+        assert_eq!((read.after_id, read.through_id), (20, 25));
+        assert!(read.limit >= 5, "{}", read.limit);
+        // A gap in the ids: the read spans it, with room for every id it may hold.
+        let read = read_of(&unmade(&[21, 22, 29], 20, 29, is_made)).expect("a read");
+        assert_eq!((read.after_id, read.through_id, read.limit), (20, 29, 9));
+        assert_eq!(
+            read.trigger_names,
+            TOLD_TRIGGERS
+                .iter()
+                .map(|name| name.to_string())
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
