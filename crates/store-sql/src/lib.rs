@@ -63,6 +63,7 @@ use crate::writer_connection::WriterConnections;
 pub use count_folding::fold_counts_now;
 pub use migrate::Migration;
 pub use queue::sqlite_claim_pick_plan;
+pub use system_events::sqlite_system_events_after_plan;
 
 /// The SQL that differs between the two databases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

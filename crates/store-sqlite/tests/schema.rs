@@ -45,3 +45,31 @@ async fn a_claim_takes_the_first_jobs_of_the_queue_without_reading_all_of_it() {
     }
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_new_system_events_walks_only_their_span_of_ids() {
+    let (_directory, pool) = migrated_database().await;
+    // A deliverer or a filtered event stream reads the few events past its position; a
+    // name filter must not send the planner down the trigger index, which holds every
+    // event of that name ever recorded.
+    for names in [vec![], vec!["investigation_completed", "review_completed"]] {
+        let query = sleuth_store::SystemEventsAfter {
+            after_id: 100,
+            through_id: 200,
+            trigger_names: names.iter().map(|name| name.to_string()).collect(),
+            scope: sleuth_store::TenantScope::All,
+            limit: 100,
+        };
+        let plan = sleuth_store_sql::sqlite_system_events_after_plan(&pool, &query)
+            .await
+            .expect("the plan");
+        assert_eq!(
+            plan,
+            vec![
+                "SEARCH system_events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)".to_string()
+            ],
+            "names {names:?}"
+        );
+    }
+    pool.close().await;
+}
