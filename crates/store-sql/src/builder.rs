@@ -37,6 +37,21 @@ pub(crate) struct SqlBuilder {
 /// extra NULLs cost less than a statement text of their own.
 const PADDED_MIN: usize = 4;
 
+/// SQLite's plan for the statement `write` builds, one line per step of `EXPLAIN QUERY
+/// PLAN` (its `detail`): for the backend's tests of plans that must not read what grows
+/// with the store.
+pub(crate) async fn sqlite_plan(
+    pool: &sqlx::AnyPool,
+    write: impl FnOnce(&mut SqlBuilder) -> StoreResult<()>,
+) -> StoreResult<Vec<String>> {
+    let mut sql = SqlBuilder::many(Dialect::Sqlite, "EXPLAIN QUERY PLAN ");
+    write(&mut sql)?;
+    let rows = sql.build().fetch_all(pool).await.db()?;
+    rows.iter()
+        .map(|row| crate::rows::text(row, "detail"))
+        .collect()
+}
+
 /// The length a list or a set of rows is padded to: a power of two, so that a handful of
 /// statement texts cover every length.
 pub(crate) fn padded_length(count: usize) -> usize {

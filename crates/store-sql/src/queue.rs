@@ -113,10 +113,10 @@ fn push_ready_pick(
 /// line per step of `EXPLAIN QUERY PLAN`: the backend's tests check that a claim never
 /// reads the whole queue, whatever its size.
 pub async fn sqlite_claim_pick_plan(pool: &AnyPool, max: usize) -> StoreResult<Vec<String>> {
-    let mut sql = SqlBuilder::many(Dialect::Sqlite, "EXPLAIN QUERY PLAN ");
-    push_ready_pick(&mut sql, Dialect::Sqlite, max, chrono::Utc::now())?;
-    let rows = sql.build().fetch_all(pool).await.db()?;
-    rows.iter().map(|row| rows::text(row, "detail")).collect()
+    crate::builder::sqlite_plan(pool, |sql| {
+        push_ready_pick(sql, Dialect::Sqlite, max, chrono::Utc::now())
+    })
+    .await
 }
 
 /// The jobs claimed by `write_claim`s, by lease token, each claim's in investigation

@@ -215,10 +215,7 @@ pub async fn sqlite_system_events_after_plan(
     pool: &AnyPool,
     query: &SystemEventsAfter,
 ) -> StoreResult<Vec<String>> {
-    let mut sql = SqlBuilder::new("EXPLAIN QUERY PLAN ");
-    push_events_after(&mut sql, query)?;
-    let rows = sql.build().fetch_all(pool).await.db()?;
-    rows.iter().map(|row| rows::text(row, "detail")).collect()
+    crate::builder::sqlite_plan(pool, |sql| push_events_after(sql, query)).await
 }
 
 /// The read of `system_events_after`.
