@@ -13,5 +13,6 @@ pub mod contract_sign_in;
 pub mod contract_strategies;
 pub mod fixtures;
 pub mod postgres;
+pub mod raw_http;
 pub mod schema;
 pub mod upgrade;

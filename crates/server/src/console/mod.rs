@@ -18,12 +18,14 @@
 //! Pages: sign-in, sign-out and change password (`sign_in.rs`); the queue (`queue.rs`);
 //! an investigation, its feedback, notes and response-action runs (`investigation.rs`,
 //! `runs.rs`); the live events of the queue (`events.rs`, the API's stream for a
-//! session); the dashboard (`dashboard.rs`); the admin's settings (`settings.rs`); and
-//! the 404 page of any other console path (`unknown_page`).
+//! session); the dashboard (`dashboard.rs`); the admin's settings (`settings.rs`, whose
+//! forms are read whole or refused whole, `form.rs`); and the 404 page of any other
+//! console path (`unknown_page`).
 
 mod assets;
 mod dashboard;
 mod events;
+mod form;
 mod investigation;
 pub(crate) mod pages;
 mod queue;

@@ -18,6 +18,13 @@
 //! status. What the pages only read comes from the same store calls the API's list routes
 //! make, with the same tenant scope.
 //!
+//! Every form is read whole or refused whole (`ConsoleForm`): the page sends each of its
+//! fields every time (an empty one is a choice, such as "every tenant union"), so a field
+//! missing, repeated or unknown, a body over `server.body_limit_bytes` or one that is not
+//! a form is refused with a 4xx page before anything is done; a value of the wrong type
+//! or one the API does not know is refused by the form's own reading or by the API, and
+//! shown above the form.
+//!
 //! Response-action code, script output, strategy text, memory items, union names and
 //! audit details may echo alert text or anything an admin typed: every value is an
 //! escaped maud splice.
@@ -30,7 +37,6 @@ pub(crate) use memory::{memory_add, memory_page, memory_remove};
 pub(crate) use unions::{union_create, union_page, union_save, unions};
 pub(crate) use users::{user_change, user_create, user_page, user_password, users};
 
-use axum::Form;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
@@ -44,6 +50,7 @@ use sleuth_store::{
     AuditQuery, AuditVerdict, RunPage, ScriptRecord, StrategyQuery, StrategyRecord, TenantScope,
 };
 
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{api_error_page, error_page_for, html_response, shell, time};
 use crate::console::runs;
 use crate::console::session::SignedIn;
@@ -203,10 +210,10 @@ pub(crate) struct SavedQuery {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ContextForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     toml: String,
 }
 
@@ -259,7 +266,7 @@ pub(crate) async fn context_show(
 pub(crate) async fn context_save(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
-    Form(form): Form<ContextForm>,
+    ConsoleForm(form): ConsoleForm<ContextForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -323,14 +330,12 @@ pub(crate) async fn strategies_list(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct BacktestForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     from: String,
-    #[serde(default)]
     until: String,
-    #[serde(default)]
     max_investigations: String,
 }
 
@@ -468,7 +473,7 @@ pub(crate) async fn strategy_backtest(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
     Path(raw_id): Path<String>,
-    Form(form): Form<BacktestForm>,
+    ConsoleForm(form): ConsoleForm<BacktestForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -521,24 +526,21 @@ pub(crate) async fn strategy_backtest(
 // --- Response actions -----------------------------------------------------------------------
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ActionForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     display_name: String,
-    #[serde(default)]
     trigger_def_uuid: String,
-    #[serde(default)]
     code: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct TestForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     code: String,
-    #[serde(default)]
     trigger_args: String,
 }
 
@@ -607,7 +609,7 @@ pub(crate) async fn actions_list(
 pub(crate) async fn action_create(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
-    Form(form): Form<ActionForm>,
+    ConsoleForm(form): ConsoleForm<ActionForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -727,7 +729,7 @@ pub(crate) async fn action_test(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
     Path(raw_id): Path<String>,
-    Form(form): Form<TestForm>,
+    ConsoleForm(form): ConsoleForm<TestForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;

@@ -318,40 +318,22 @@ macro_rules! on_both_backends {
     };
 }
 
-/// Sends a request whose body the server may refuse before reading it (413): writes in the
-/// background, ignoring a reset once the server answered, and reads the answer.
+/// Sends a request whose body the server may refuse before reading it (413), and reads the
+/// answer (`sleuth_test_support::raw_http`).
 pub(crate) async fn send_oversized(address: &str, path: &str, key: &str, body: Vec<u8>) -> Answer {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connect");
-    let (mut reader, mut writer) = stream.into_split();
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nhost: {address}\r\nauthorization: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let writing = tokio::spawn(async move {
-        let _ = writer.write_all(head.as_bytes()).await;
-        let _ = writer.write_all(&body).await;
-    });
-    let mut received = Vec::new();
-    let _ = reader.read_to_end(&mut received).await;
-    writing.abort();
-    let text = String::from_utf8_lossy(&received).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body_text = text
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    let json = serde_json::from_str(&body_text).unwrap_or(Value::Null);
+    let answer = sleuth_test_support::raw_http::send_oversized(
+        address,
+        "POST",
+        path,
+        &[("authorization", key), ("content-type", "application/json")],
+        body,
+    )
+    .await;
+    let json = serde_json::from_str(&answer.body).unwrap_or(Value::Null);
     Answer {
-        status,
+        status: answer.status,
         headers: hyper::HeaderMap::new(),
-        text: body_text,
+        text: answer.body,
         json,
     }
 }

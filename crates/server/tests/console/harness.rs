@@ -298,14 +298,7 @@ impl ConsoleApp {
         path: &str,
         fields: &[(&str, &str)],
     ) -> Answer {
-        let any_page = self.page(cookie, "/").await;
-        let csrf = any_page
-            .text
-            .split("name=\"csrf\" value=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .expect("a CSRF field")
-            .to_string();
+        let csrf = self.csrf(cookie).await;
         let mut body = form_urlencoded::Serializer::new(String::new());
         body.append_pair("csrf", &csrf);
         for (name, value) in fields {
@@ -321,6 +314,51 @@ impl ConsoleApp {
             )),
         )
         .await
+    }
+}
+
+impl ConsoleApp {
+    /// The CSRF secret of the session of `cookie`, read from the queue's sign-out form
+    /// (every page's shell has one).
+    pub(crate) async fn csrf(&self, cookie: &str) -> String {
+        let any_page = self.page(cookie, "/").await;
+        any_page
+            .text
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a CSRF field")
+            .to_string()
+    }
+
+    /// A form body larger than the server takes, sent as the session of `cookie` with
+    /// `content_type` (`sleuth_test_support::raw_http`: the server may answer before
+    /// reading it).
+    pub(crate) async fn post_oversized(
+        &self,
+        cookie: &str,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Answer {
+        let answer = sleuth_test_support::raw_http::send_oversized(
+            &self.address,
+            "POST",
+            path,
+            &[
+                ("cookie", cookie),
+                ("accept", "text/html"),
+                ("content-type", content_type),
+            ],
+            body,
+        )
+        .await;
+        Answer {
+            status: answer.status,
+            headers: hyper::HeaderMap::new(),
+            json: serde_json::from_str(&answer.body).unwrap_or(Value::Null),
+            text: format!("{}\r\n\r\n{}", answer.head, answer.body),
+        }
     }
 }
 

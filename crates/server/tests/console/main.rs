@@ -9,6 +9,7 @@
 // Test code: a failed unwrap is a failed test, with its line.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod forms;
 mod harness;
 mod pages;
 mod settings;

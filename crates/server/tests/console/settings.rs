@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use sleuth_domain::Role;
 use sleuth_store::{AuditQuery, TenantScope};
 
+use crate::forms::memory_fields;
 use crate::harness::{ADMIN, ConsoleApp, MEMBER, PASSWORD};
 use crate::webdriver::Browser;
 use crate::{IMG, nothing_injected, sign_in};
@@ -511,11 +512,13 @@ async fn an_admin_bound_to_a_tenant_union_gets_in_the_console_what_the_api_allow
         "only their union to choose"
     );
     // An item for every alert is refused (403) as over the API; one of their union is made.
+    // The whole form as a page sends it (`ConsoleForm` refuses a partial one), with no
+    // union chosen: the option only an unbound admin's page has.
     let global = app
         .post_form(
             &cookie,
             "/settings/memory",
-            &[("text", "global: 192.0.2.1 is a scanner")],
+            &memory_fields(&[("text", "global: 192.0.2.1 is a scanner")]),
         )
         .await;
     let api_global = api_as(
@@ -538,10 +541,10 @@ async fn an_admin_bound_to_a_tenant_union_gets_in_the_console_what_the_api_allow
         .post_form(
             &cookie,
             "/settings/memory",
-            &[
+            &memory_fields(&[
                 ("text", "ours: 192.0.2.7 is our scanner"),
                 ("tenant_union_id", &ours_text),
-            ],
+            ]),
         )
         .await;
     assert_eq!(made.status, 303, "{}", made.text);

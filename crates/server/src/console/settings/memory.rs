@@ -4,10 +4,10 @@
 //! `::delete`, so an admin bound to tenant unions adds only items scoped to one of them,
 //! exactly as their key would.
 
+use axum::Extension;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Form};
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -17,6 +17,7 @@ use sleuth_store::{MemoryItemRecord, MemoryQuery, TenantUnion};
 use super::{
     ROWS_SHOWN, SignedInScopedAdmin, page, positive_id, problem, problem_status, see_other,
 };
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{api_error_page, time};
 use crate::console::session::SignedIn;
 use crate::error::ApiError;
@@ -29,30 +30,25 @@ pub(crate) struct Done {
     removed: Option<String>,
 }
 
-/// The add form as sent; every field a string, read by the API's rules.
+/// The add form as sent; every field a string, read by the API's rules. The page always
+/// sends every field (an empty one is a choice of "none"), so one missing is refused.
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct MemoryForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     text: String,
-    #[serde(default)]
     tenant_union_id: String,
-    #[serde(default)]
     tenant_id: String,
-    #[serde(default)]
     tenant_label: String,
-    #[serde(default)]
     hint_type: String,
-    #[serde(default)]
     hint_value: String,
-    #[serde(default)]
     hint_verdict: String,
-    #[serde(default)]
     hint_note: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct CsrfOnly {
     #[serde(default)]
     csrf: String,
@@ -239,7 +235,7 @@ pub(crate) async fn memory_page(
 pub(crate) async fn memory_add(
     State(state): State<AppState>,
     SignedInScopedAdmin(signed_in): SignedInScopedAdmin,
-    Form(form): Form<MemoryForm>,
+    ConsoleForm(form): ConsoleForm<MemoryForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -266,7 +262,7 @@ pub(crate) async fn memory_remove(
     State(state): State<AppState>,
     SignedInScopedAdmin(signed_in): SignedInScopedAdmin,
     axum::extract::Path(raw_id): axum::extract::Path<String>,
-    Form(form): Form<CsrfOnly>,
+    ConsoleForm(form): ConsoleForm<CsrfOnly>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;

@@ -9,7 +9,6 @@
 //! union is referred to by its investigations, users, keys, memory items and the kept
 //! counts, so a delete needs the store's own rule first.
 
-use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -23,6 +22,7 @@ use super::{
     SignedInAdmin, SignedInScopedAdmin, json_text, page, positive_id, problem, problem_status,
     see_other,
 };
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{api_error_page, time};
 use crate::console::session::SignedIn;
 use crate::error::ApiError;
@@ -33,16 +33,16 @@ use crate::state::AppState;
 const TENANT_IDS: &str = "tenant_ids";
 const INTEGRATION_KEYS: &str = "tenant_integration_keys";
 
+/// The form as the page sends it: every field, always. One missing would read as "no
+/// members" and empty the union's list, so it is refused (`ConsoleForm`).
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct UnionForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     display_name: String,
     /// One member a line.
-    #[serde(default)]
     tenant_ids: String,
-    #[serde(default)]
     tenant_integration_keys: String,
 }
 
@@ -182,7 +182,7 @@ pub(crate) async fn unions(
 pub(crate) async fn union_create(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
-    Form(form): Form<UnionForm>,
+    ConsoleForm(form): ConsoleForm<UnionForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -265,7 +265,7 @@ pub(crate) async fn union_save(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
     Path(raw_id): Path<String>,
-    Form(form): Form<UnionForm>,
+    ConsoleForm(form): ConsoleForm<UnionForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;

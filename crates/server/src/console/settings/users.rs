@@ -7,7 +7,6 @@
 //! the user's sessions) and its messages. A password typed here is never shown again,
 //! also not after an error.
 
-use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -17,29 +16,30 @@ use sleuth_domain::Role;
 use sleuth_store::{TenantUnion, User};
 
 use super::{SignedInAdmin, page, positive_id, problem, problem_status, see_other};
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{api_error_page, time};
 use crate::console::session::SignedIn;
 use crate::error::ApiError;
 use crate::routes::users::{self, CreateUserRequest, SetPasswordRequest, UpdateUserRequest};
 use crate::state::AppState;
 
+/// The new-user form as the page sends it: every field, always (`ConsoleForm` refuses
+/// it otherwise: a missing union would read as "every union").
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct NewUserForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     email: String,
-    #[serde(default)]
     first_name: String,
-    #[serde(default)]
     last_name: String,
-    #[serde(default)]
     role: String,
-    #[serde(default)]
     tenant_union_id: String,
 }
 
+/// The role form (`role`) or the access form (`is_active`) of a user's page.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ChangeForm {
     #[serde(default)]
     csrf: String,
@@ -48,13 +48,40 @@ pub(crate) struct ChangeForm {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct PasswordForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
     password: String,
     /// A checkbox: sent ("on") when checked, absent when not.
     must_change: Option<String>,
+}
+
+/// The access form's `is_active`: "true" or "false", nothing else (a value the page never
+/// sends must not deactivate anyone).
+fn is_active_of(raw: Option<&str>) -> Result<Option<bool>, ApiError> {
+    match raw {
+        None => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(_) => Err(ApiError::invalid_field(
+            "is_active",
+            "must be true or false",
+        )),
+    }
+}
+
+/// The checkbox's `must_change`: "on" when checked (what a browser sends), absent when
+/// not.
+fn must_change_of(raw: Option<&str>) -> Result<bool, ApiError> {
+    match raw {
+        None => Ok(false),
+        Some("on") => Ok(true),
+        Some(_) => Err(ApiError::invalid_field(
+            "must_change",
+            "is a checkbox: \"on\" or absent",
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -161,7 +188,7 @@ pub(crate) async fn users(
 pub(crate) async fn user_create(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
-    Form(form): Form<NewUserForm>,
+    ConsoleForm(form): ConsoleForm<NewUserForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -307,7 +334,7 @@ pub(crate) async fn user_change(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
     Path(raw_id): Path<String>,
-    Form(form): Form<ChangeForm>,
+    ConsoleForm(form): ConsoleForm<ChangeForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -315,24 +342,25 @@ pub(crate) async fn user_change(
     let Some(user_id) = positive_id(&raw_id) else {
         return api_error_page(no_such_user());
     };
-    let is_active = match form.is_active.as_deref() {
-        None => None,
-        Some("true") => Some(true),
-        Some(_) => Some(false),
+    let changed = match is_active_of(form.is_active.as_deref()) {
+        Ok(is_active) => {
+            let request = UpdateUserRequest {
+                role: form.role.clone(),
+                first_name: None,
+                last_name: None,
+                is_active,
+                tenant_union_ids: None,
+            };
+            users::update(&state, &signed_in.caller(), user_id, request).await
+        }
+        Err(error) => Err(error),
     };
-    let done = match (&form.role, is_active) {
+    let done = match (&form.role, form.is_active.as_deref()) {
         (Some(_), _) => "role",
-        (None, Some(true)) => "reactivated",
+        (None, Some("true")) => "reactivated",
         (None, _) => "deactivated",
     };
-    let request = UpdateUserRequest {
-        role: form.role.clone(),
-        first_name: None,
-        last_name: None,
-        is_active,
-        tenant_union_ids: None,
-    };
-    match users::update(&state, &signed_in.caller(), user_id, request).await {
+    match changed {
         Ok(user) => see_other(&format!("/settings/users/{}?done={done}", user.id)),
         Err(error) if problem_status(&error).is_client_error() => {
             show(&state, &signed_in, user_id, None, Some(&error)).await
@@ -345,7 +373,7 @@ pub(crate) async fn user_password(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
     Path(raw_id): Path<String>,
-    Form(form): Form<PasswordForm>,
+    ConsoleForm(form): ConsoleForm<PasswordForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -353,11 +381,17 @@ pub(crate) async fn user_password(
     let Some(user_id) = positive_id(&raw_id) else {
         return api_error_page(no_such_user());
     };
-    let request = SetPasswordRequest {
-        password: Some(form.password),
-        must_change: Some(form.must_change.is_some()),
+    let set = match must_change_of(form.must_change.as_deref()) {
+        Ok(must_change) => {
+            let request = SetPasswordRequest {
+                password: Some(form.password),
+                must_change: Some(must_change),
+            };
+            users::set_password_of(&state, &signed_in.caller(), user_id, request).await
+        }
+        Err(error) => Err(error),
     };
-    match users::set_password_of(&state, &signed_in.caller(), user_id, request).await {
+    match set {
         Ok(()) => see_other(&format!("/settings/users/{user_id}?done=password")),
         Err(error) if problem_status(&error).is_client_error() => {
             show(&state, &signed_in, user_id, None, Some(&error)).await
