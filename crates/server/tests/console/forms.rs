@@ -8,7 +8,7 @@
 //! Plain HTTP over loopback: no browser is needed to send what no browser would.
 
 use serde_json::json;
-use sleuth_store::{AuditQuery, MemoryQuery, StrategyQuery};
+use sleuth_store::{AuditQuery, MemoryQuery, StrategyQuery, TenantScope};
 
 use crate::harness::{ADMIN, Answer, ConsoleApp, MEMBER};
 
@@ -188,11 +188,12 @@ pub(crate) fn memory_fields<'a>(
     fields
 }
 
-/// The new-user form as its page sends it; `tenant_union_id` left out when `None`.
-fn new_user_fields<'a>(
+/// The new-user form as its page sends it, with the unions chosen ("" is "every tenant
+/// union").
+pub(crate) fn new_user_fields<'a>(
     email: &'a str,
     role: &'a str,
-    tenant_union_id: Option<&'a str>,
+    tenant_union_ids: &[&'a str],
 ) -> Vec<(&'static str, &'a str)> {
     let mut fields = vec![
         ("email", email),
@@ -200,9 +201,7 @@ fn new_user_fields<'a>(
         ("last_name", "Okafor"),
         ("role", role),
     ];
-    if let Some(id) = tenant_union_id {
-        fields.push(("tenant_union_id", id));
-    }
+    fields.extend(tenant_union_ids.iter().map(|id| ("tenant_union_ids", *id)));
     fields
 }
 
@@ -222,6 +221,7 @@ fn refused_forms(made: &Made) -> Vec<Refused> {
     let test_run = format!("/settings/actions/{}/test", made.script_id);
     let backtest = format!("/settings/strategies/{}/backtest", made.strategy_id);
     let email = "nia@example.com";
+    let union_id = made.union_id.to_string();
     let completed = sleuth_jobs::trigger_catalog::trigger_uuid(
         sleuth_jobs::trigger_catalog::INVESTIGATION_COMPLETED,
     )
@@ -382,35 +382,64 @@ fn refused_forms(made: &Made) -> Vec<Refused> {
         refused(
             "users: a role that does not exist",
             "/settings/users",
-            &new_user_fields(email, "superuser", Some("")),
+            &new_user_fields(email, "superuser", &[""]),
             400,
             "superuser",
         ),
         refused(
             "users: a union id that is a word",
             "/settings/users",
-            &new_user_fields(email, "member", Some("acme")),
+            &new_user_fields(email, "member", &["acme"]),
             400,
-            "tenant_union",
+            "not a tenant union id",
         ),
         refused(
             "users: a union that does not exist",
             "/settings/users",
-            &new_user_fields(email, "member", Some("999999")),
+            &new_user_fields(email, "member", &[&union_id, "999999"]),
             400,
             "999999",
         ),
         refused(
-            "users: no union field (which would read as every union)",
+            "users: no union chosen (which would read as every union)",
             "/settings/users",
-            &new_user_fields(email, "member", None),
+            &new_user_fields(email, "member", &[]),
             400,
-            "tenant_union",
+            "choose every tenant union",
+        ),
+        refused(
+            "users: every union and one union",
+            "/settings/users",
+            &new_user_fields(email, "member", &["", &union_id]),
+            400,
+            "not both",
+        ),
+        refused(
+            "users: the email twice",
+            "/settings/users",
+            &[
+                new_user_fields(email, "member", &[""]),
+                vec![("email", "other@example.com")],
+            ]
+            .concat(),
+            400,
+            "more than once",
+        ),
+        refused(
+            "users: a field the page does not have",
+            "/settings/users",
+            &[
+                new_user_fields(email, "member", &[""]),
+                vec![("is_admin", "on")],
+            ]
+            .concat(),
+            400,
+            "not a field",
         ),
         refused(
             "users: an email that is not one",
             "/settings/users",
-            &new_user_fields("nia-at-example", "member", Some("")),
+            &new_user_fields("nia-at-example", "member", &[""]),
             400,
             "email",
         ),
@@ -663,7 +692,12 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused() {
         (
             "/settings/users".into(),
             "last_name",
-            vec![("email", "big@example.com"), ("role", "member")],
+            vec![
+                ("email", "big@example.com"),
+                ("first_name", ""),
+                ("role", "member"),
+                ("tenant_union_ids", ""),
+            ],
         ),
         (
             format!("/settings/users/{}", made.member_id),
@@ -719,7 +753,7 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused() {
     }
 
     // A body that is not a form at all: JSON, as the API takes.
-    let json_body = json!({"csrf": csrf, "email": "json@example.com", "first_name": "", "last_name": "", "role": "admin", "tenant_union_id": ""});
+    let json_body = json!({"csrf": csrf, "email": "json@example.com", "first_name": "", "last_name": "", "role": "admin", "tenant_union_ids": [""]});
     let answer = app
         .request(
             "POST",
@@ -738,5 +772,106 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused() {
         snapshot(&app).await,
         before,
         "the JSON body changed the store"
+    );
+}
+
+/// The new-user form binds a user to every union chosen (the API's `tenant_union_ids`),
+/// and a key made for them without a binding of its own reaches those unions only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only() {
+    let app = ConsoleApp::start().await;
+    let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
+    let [acme, globex, initech] = unions[..] else {
+        unreachable!("three unions")
+    };
+    let cookie = app.sign_in_http(ADMIN).await;
+    let (acme_id, globex_id) = (acme.to_string(), globex.to_string());
+    let email = "two.unions@example.com";
+    let created = app
+        .post_form(
+            &cookie,
+            "/settings/users",
+            &new_user_fields(email, "member", &[&acme_id, &globex_id]),
+        )
+        .await;
+    assert_eq!(created.status, 303, "{}", created.text);
+    let user = app.user(email).await;
+    assert_eq!(user.tenant_scope, TenantScope::unions([acme, globex]));
+
+    // As the API lists them, and as their page names them.
+    let listed = app.api_user(email).await;
+    assert_eq!(
+        listed["tenant_union_ids"],
+        json!([acme, globex]),
+        "{listed}"
+    );
+    let page = app
+        .page(&cookie, &format!("/settings/users/{}", user.id))
+        .await;
+    let facts = page
+        .text
+        .split("id=\"user-facts\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</dl>").next())
+        .expect("the user's facts");
+    assert!(
+        facts.contains("Acme, Globex") && !facts.contains("Initech"),
+        "{facts}"
+    );
+
+    // A key made for them without a binding takes theirs: it lists the investigations of
+    // both unions and not the third's.
+    let key = app
+        .admin_post(
+            "/app/api/v1/api-keys",
+            &json!({"user_id": user.id, "name": "two unions"}),
+        )
+        .await;
+    assert_eq!(key.status, 201, "{}", key.text);
+    let key = key.json["key"].as_str().unwrap().to_string();
+    for (union, title) in [
+        (acme, "Mimikatz at Acme"),
+        (globex, "Beacon at Globex"),
+        (initech, "Phish at Initech"),
+    ] {
+        let answer = app
+            .admin_post(
+                "/app/api/v1/investigation/create",
+                &json!({"raw_alert_content": crate::alert(title, title, "WKS-1", "203.0.113.7"), "tenant_union_id": union}),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+    }
+    assert_eq!(app.drain().await, 3);
+    let reached = app
+        .request(
+            "GET",
+            "/app/api/v1/investigation",
+            &[("authorization", &key)],
+            None,
+        )
+        .await;
+    assert_eq!(reached.status, 200, "{}", reached.text);
+    let mut titles: Vec<&str> = reached.json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|investigation| investigation["alert"]["title"].as_str())
+        .collect();
+    titles.sort_unstable();
+    assert_eq!(titles, ["Beacon at Globex", "Mimikatz at Acme"]);
+
+    // "Every tenant union" alone binds to none.
+    let every = app
+        .post_form(
+            &cookie,
+            "/settings/users",
+            &new_user_fields("every.union@example.com", "member", &[""]),
+        )
+        .await;
+    assert_eq!(every.status, 303, "{}", every.text);
+    assert_eq!(
+        app.user("every.union@example.com").await.tenant_scope,
+        TenantScope::All
     );
 }

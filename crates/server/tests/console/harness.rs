@@ -140,6 +140,42 @@ impl ConsoleApp {
             .expect("the user exists")
     }
 
+    /// Tenant unions of these names, made over the API as the admin; answers their ids.
+    pub(crate) async fn add_unions(&self, names: &[&str]) -> Vec<i64> {
+        let mut ids = Vec::new();
+        for name in names {
+            let union = self
+                .admin_post(
+                    "/app/api/v1/tenant-unions",
+                    &serde_json::json!({"display_name": name}),
+                )
+                .await;
+            assert_eq!(union.status, 201, "{}", union.text);
+            ids.push(union.json["id"].as_i64().expect("a union id"));
+        }
+        ids
+    }
+
+    /// A user as the API lists them (`GET /app/api/v1/users`, as the admin).
+    pub(crate) async fn api_user(&self, email: &str) -> Value {
+        let users = self
+            .request(
+                "GET",
+                "/app/api/v1/users",
+                &[("authorization", &self.admin_key)],
+                None,
+            )
+            .await;
+        users
+            .json
+            .as_array()
+            .expect("a list of users")
+            .iter()
+            .find(|listed| listed["email"] == email)
+            .cloned()
+            .expect("listed")
+    }
+
     /// Submits `alert` through the API (as the member) and answers the investigation id.
     pub(crate) async fn create(&self, alert: &Value) -> i64 {
         let body = serde_json::json!({ "raw_alert_content": alert }).to_string();

@@ -226,15 +226,7 @@ async fn an_admin_creates_a_user_changes_the_role_sets_a_password_and_deactivate
         .await;
     browser.click_to_load("#change-role").await;
     assert_eq!(browser.text("#user-role-now").await, "restricted-read-only");
-    let users = api_as(&app, &app.admin_key, "GET", "/app/api/v1/users", None).await;
-    let listed = users
-        .json
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|listed| listed["email"] == email)
-        .cloned()
-        .expect("listed");
+    let listed = app.api_user(email).await;
     assert_eq!(listed["role"], "restricted-read-only", "{listed}");
 
     // A password the API refuses, then one it takes; the user signs in with it.
@@ -304,6 +296,79 @@ async fn an_admin_creates_a_user_changes_the_role_sets_a_password_and_deactivate
             "{wanted}: {actions:?}"
         );
     }
+}
+
+/// The unions chosen in the new-user form's multiple choice, as the page holds them.
+async fn unions_chosen(browser: &Browser) -> Value {
+    browser
+        .execute(
+            "return Array.from(document.querySelectorAll('#user-unions option:checked')).map(o => o.value);",
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_creates_a_user_bound_to_two_tenant_unions() {
+    if !crate::webdriver::available("the users form's unions") {
+        return;
+    }
+    let app = ConsoleApp::start().await;
+    let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
+    let (acme, globex) = (unions[0], unions[1]);
+    let browser = Browser::start().await;
+    sign_in(&browser, &app, ADMIN, PASSWORD).await;
+    browser.goto(&app.url("/settings/users")).await;
+    assert_eq!(
+        unions_chosen(&browser).await,
+        json!([""]),
+        "every union at first"
+    );
+
+    // Both "every tenant union" and a union: refused, the choice kept to be fixed.
+    let refused_email = "refused@example.com";
+    browser.type_into("#user-email", refused_email).await;
+    browser
+        .click(&format!("#user-unions option[value='{acme}']"))
+        .await;
+    browser.click_to_load("#create-user").await;
+    assert_eq!(page_status(&browser).await, 400);
+    assert!(
+        browser.text("#settings-problem").await.contains("not both"),
+        "{}",
+        browser.text("#settings-problem").await
+    );
+    assert_eq!(unions_chosen(&browser).await, json!(["", acme.to_string()]));
+    assert!(
+        app.store
+            .find_user_by_email(refused_email)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    browser.screenshot("settings-user-unions-refused").await;
+
+    let email = "two.unions@example.com";
+    browser.type_into("#user-email", email).await;
+    browser.click("#user-unions option[value='']").await;
+    browser
+        .click(&format!("#user-unions option[value='{globex}']"))
+        .await;
+    assert_eq!(
+        unions_chosen(&browser).await,
+        json!([acme.to_string(), globex.to_string()])
+    );
+    browser.click_to_load("#create-user").await;
+    assert!(browser.text("#user-done").await.starts_with("Created"));
+    let facts = browser.text("#user-facts").await;
+    assert!(
+        facts.contains("Acme, Globex") && !facts.contains("Initech"),
+        "{facts}"
+    );
+    assert_eq!(
+        app.user(email).await.tenant_scope,
+        TenantScope::unions([acme, globex])
+    );
+    browser.screenshot("settings-user-two-unions").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

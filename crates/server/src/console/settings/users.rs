@@ -1,7 +1,7 @@
 //! Users and keys in the settings: the users and their API keys, a form to create a user
-//! with a role (and, optionally, one tenant union they are bound to), and each user's page
-//! to change their role, deactivate or reactivate them, and set or reset their console
-//! password. Every change is the API's (`routes::users::create`, `::update`,
+//! with a role, reaching every tenant union or bound to one or more of them (the API's
+//! `tenant_union_ids`), and each user's page to change their role, deactivate or
+//! reactivate them, and set or reset their console password. Every change is the API's (`routes::users::create`, `::update`,
 //! `::set_password_of`): its rules (an admin cannot demote or deactivate themselves, the
 //! store keeps an active admin, a deactivated user's keys are revoked, a new password ends
 //! the user's sessions) and its messages. A password typed here is never shown again,
@@ -16,25 +16,114 @@ use sleuth_domain::Role;
 use sleuth_store::{TenantUnion, User};
 
 use super::{SignedInAdmin, page, positive_id, problem, problem_status, see_other};
-use crate::console::form::ConsoleForm;
+use crate::console::form::{ConsoleForm, FormFields};
 use crate::console::pages::{api_error_page, time};
 use crate::console::session::SignedIn;
 use crate::error::ApiError;
 use crate::routes::users::{self, CreateUserRequest, SetPasswordRequest, UpdateUserRequest};
 use crate::state::AppState;
 
-/// The new-user form as the page sends it: every field, always (`ConsoleForm` refuses
-/// it otherwise: a missing union would read as "every union").
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+/// The new-user form as the page sent it, to show again after a refusal. Which unions the
+/// user reaches is a multiple choice (`tenant_union_ids`, sent once per union chosen, or
+/// once empty for "every tenant union"), so the form is read as its pairs
+/// (`FormFields`), each other field exactly once.
+#[derive(Default)]
 pub(crate) struct NewUserForm {
-    #[serde(default)]
-    csrf: String,
     email: String,
     first_name: String,
     last_name: String,
     role: String,
-    tenant_union_id: String,
+    tenant_union_ids: Vec<String>,
+}
+
+/// The new-user form's fields, all of which the page sends every time.
+const NEW_USER_FIELDS: [&str; 6] = [
+    "csrf",
+    "email",
+    "first_name",
+    "last_name",
+    "role",
+    "tenant_union_ids",
+];
+
+/// What the page offers for "every tenant union" in the unions' choice.
+const EVERY_UNION: &str = "";
+
+impl NewUserForm {
+    /// The form as sent, whatever is wrong with it, to show again.
+    fn as_sent(fields: &FormFields) -> NewUserForm {
+        NewUserForm {
+            email: fields.first("email").to_string(),
+            first_name: fields.first("first_name").to_string(),
+            last_name: fields.first("last_name").to_string(),
+            role: fields.first("role").to_string(),
+            tenant_union_ids: fields
+                .all("tenant_union_ids")
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// Whether the unions' choice holds this option.
+    fn chose(&self, option: &str) -> bool {
+        self.tenant_union_ids.iter().any(|chosen| chosen == option)
+    }
+}
+
+/// The unions chosen: "every tenant union" alone (`None`), or one or more union ids. The
+/// API checks that each exists.
+fn unions_chosen(fields: &FormFields) -> Result<Option<Vec<i64>>, ApiError> {
+    let chosen = fields.all("tenant_union_ids");
+    if chosen.is_empty() {
+        return Err(ApiError::invalid_field(
+            "tenant_union_ids",
+            "choose every tenant union, or one or more unions",
+        ));
+    }
+    if chosen.iter().all(|raw| *raw == EVERY_UNION) {
+        return match chosen.len() {
+            1 => Ok(None),
+            _ => Err(ApiError::invalid_field(
+                "tenant_union_ids",
+                "is sent more than once",
+            )),
+        };
+    }
+    if chosen.contains(&EVERY_UNION) {
+        return Err(ApiError::invalid_field(
+            "tenant_union_ids",
+            "choose either every tenant union or some unions, not both",
+        ));
+    }
+    chosen
+        .iter()
+        .map(|raw| {
+            raw.trim().parse::<i64>().map_err(|_| {
+                ApiError::invalid_field(
+                    "tenant_union_ids",
+                    format!(
+                        "'{}' is not a tenant union id",
+                        raw.chars().take(60).collect::<String>()
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<i64>, ApiError>>()
+        .map(Some)
+}
+
+/// The API's request of a new-user form, or why the form is not the page's.
+fn new_user_request(fields: &FormFields) -> Result<CreateUserRequest, ApiError> {
+    fields.only(&NEW_USER_FIELDS)?;
+    Ok(CreateUserRequest {
+        email: Some(fields.one("email")?.to_string()),
+        first_name: Some(fields.one("first_name")?.to_string()),
+        last_name: Some(fields.one("last_name")?.to_string()),
+        role: Some(fields.one("role")?.to_string()),
+        oidc_user_id: None,
+        tenant_union_ids: unions_chosen(fields)?,
+    })
 }
 
 /// The role form (`role`) or the access form (`is_active`) of a user's page.
@@ -147,12 +236,12 @@ async fn list(
             label { "First name" input #user-first type="text" name="first_name" value=(form.first_name); }
             label { "Last name" input #user-last type="text" name="last_name" value=(form.last_name); }
             label { "Role" select #user-role name="role" { (role_options(chosen_role)) } }
-            label { "Reaches"
-                select #user-union name="tenant_union_id" {
-                    option value="" { "every tenant union" }
+            label { "Reaches (choose several with Ctrl or ⌘)"
+                select #user-unions name="tenant_union_ids" multiple size=(unions.len().clamp(1, 7) + 1) {
+                    option value=(EVERY_UNION) selected[form.tenant_union_ids.is_empty() || form.chose(EVERY_UNION)] { "every tenant union" }
                     @for union in &unions {
                         @let id = union.id.to_string();
-                        option value=(id) selected[form.tenant_union_id == id] { "only " (union.display_name) }
+                        option value=(id) selected[form.chose(&id)] { "only " (union.display_name) }
                     }
                 }
             }
@@ -188,35 +277,20 @@ pub(crate) async fn users(
 pub(crate) async fn user_create(
     State(state): State<AppState>,
     SignedInAdmin(signed_in): SignedInAdmin,
-    ConsoleForm(form): ConsoleForm<NewUserForm>,
+    ConsoleForm(pairs): ConsoleForm<Vec<(String, String)>>,
 ) -> Response {
-    if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
+    let fields = FormFields(pairs);
+    if let Some(refused) = signed_in.refuses_csrf(fields.csrf()) {
         return refused;
     }
-    let tenant_union_ids = match form.tenant_union_id.trim() {
-        "" => Ok(None),
-        raw => raw
-            .parse::<i64>()
-            .map(|id| Some(vec![id]))
-            .map_err(|_| ApiError::invalid_field("tenant_union_ids", "must be a tenant union id")),
-    };
-    let created = match tenant_union_ids {
-        Ok(tenant_union_ids) => {
-            let request = CreateUserRequest {
-                email: Some(form.email.clone()),
-                first_name: Some(form.first_name.clone()),
-                last_name: Some(form.last_name.clone()),
-                role: Some(form.role.clone()),
-                oidc_user_id: None,
-                tenant_union_ids,
-            };
-            users::create(&state, &signed_in.caller(), request).await
-        }
+    let created = match new_user_request(&fields) {
+        Ok(request) => users::create(&state, &signed_in.caller(), request).await,
         Err(error) => Err(error),
     };
     match created {
         Ok(user) => see_other(&format!("/settings/users/{}?done=created", user.id)),
         Err(error) if problem_status(&error).is_client_error() => {
+            let form = NewUserForm::as_sent(&fields);
             list(&state, &signed_in, Some(&form), Some(&error)).await
         }
         Err(error) => api_error_page(error),
