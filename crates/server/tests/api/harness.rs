@@ -15,11 +15,9 @@ use sleuth_store::{NewApiKey, Store};
 use sleuth_test_support::fixtures;
 use tokio::sync::oneshot;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Backend {
-    Sqlite,
-    Postgres,
-}
+#[path = "../common/store.rs"]
+mod store;
+pub(crate) use store::Backend;
 
 pub(crate) struct TestApp {
     pub address: String,
@@ -29,7 +27,7 @@ pub(crate) struct TestApp {
     pub state: AppState,
     pub store: Arc<dyn Store>,
     _shutdown: oneshot::Sender<()>,
-    _database: Box<dyn std::any::Any + Send>,
+    _database: store::Keeper,
 }
 
 /// An HTTP answer: status, headers and the body parsed as JSON (Null when empty or not JSON).
@@ -64,23 +62,7 @@ impl TestApp {
             sleuth_jobs::secret_keys::SecretKey::generate(),
         ));
         configure(&mut settings);
-        let (store, database): (Arc<dyn Store>, Box<dyn std::any::Any + Send>) = match backend {
-            Backend::Sqlite => {
-                let directory = tempfile::tempdir().expect("temp dir");
-                let url = format!("sqlite://{}", directory.path().join("sleuth.db").display());
-                let store = sleuth_store_sqlite::open(&url, &Default::default())
-                    .await
-                    .expect("sqlite");
-                (Arc::new(store), Box::new(directory))
-            }
-            Backend::Postgres => {
-                let database = sleuth_test_support::postgres::fresh_database().await?;
-                let store = sleuth_store_postgres::open(database.url(), &Default::default())
-                    .await
-                    .expect("postgres");
-                (Arc::new(store), Box::new(database))
-            }
-        };
+        let (store, database) = store::fresh_store(backend).await?;
         let keyring = sleuth_jobs::secret_keys::Keyring::from_settings(&settings.secrets)
             .expect("the test's secrets key");
         let state = AppState::new(settings, sleuth_engine::Context::empty());

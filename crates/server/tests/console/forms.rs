@@ -5,15 +5,45 @@
 //! store is read before and after: users and their passwords, keys, tenant unions, context
 //! memory, the context document, response actions and their versions, strategies, and the
 //! audit log (every console write that succeeds adds an entry) must all be as they were.
-//! Plain HTTP over loopback: no browser is needed to send what no browser would.
+//! Plain HTTP over loopback: no browser is needed to send what no browser would. Each
+//! test runs on SQLite and on PostgreSQL.
 
 use serde_json::json;
 use sleuth_store::{AuditQuery, MemoryQuery, StrategyQuery, TenantScope};
 
-use crate::harness::{ADMIN, Answer, ConsoleApp, MEMBER};
+use crate::harness::{ADMIN, Answer, Backend, ConsoleApp, MEMBER};
 
 /// A context document that loads.
 const CONTEXT: &str = "[organization]\nname = \"Example Corp\"\nusual_countries = [\"GB\"]\n";
+
+/// Each test on SQLite and on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): the forms call the same store functions, whose writes
+/// differ by backend.
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$name(crate::harness::ConsoleApp::start().await).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if let Some(app) = crate::harness::ConsoleApp::start_on(super::Backend::Postgres, |_| {}).await {
+                        super::$name(app).await;
+                    }
+                }
+            }
+        )+
+    };
+}
+
+on_both_backends!(
+    every_settings_form_refuses_bad_input_whole_and_changes_nothing,
+    a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused,
+    a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only,
+);
 
 /// Everything a settings form could change, as text to compare.
 async fn snapshot(app: &ConsoleApp) -> String {
@@ -595,9 +625,7 @@ fn is_html(answer: &Answer) -> bool {
         .is_some_and(|value| value.starts_with("text/html"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_settings_form_refuses_bad_input_whole_and_changes_nothing() {
-    let app = ConsoleApp::start().await;
+async fn every_settings_form_refuses_bad_input_whole_and_changes_nothing(app: ConsoleApp) {
     let made = set_up(&app).await;
     let cookie = app.sign_in_http(ADMIN).await;
     let mut before = snapshot(&app).await;
@@ -662,9 +690,7 @@ async fn every_settings_form_refuses_bad_input_whole_and_changes_nothing() {
 
 type OversizedForm = (String, &'static str, Vec<(&'static str, &'static str)>);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused() {
-    let app = ConsoleApp::start().await;
+async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused(app: ConsoleApp) {
     let made = set_up(&app).await;
     let cookie = app.sign_in_http(ADMIN).await;
     let csrf = app.csrf(&cookie).await;
@@ -777,9 +803,7 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused() {
 
 /// The new-user form binds a user to every union chosen (the API's `tenant_union_ids`),
 /// and a key made for them without a binding of its own reaches those unions only.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only() {
-    let app = ConsoleApp::start().await;
+async fn a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only(app: ConsoleApp) {
     let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
     let [acme, globex, initech] = unions[..] else {
         unreachable!("three unions")

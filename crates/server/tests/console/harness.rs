@@ -1,4 +1,5 @@
-//! A real Sleuth on a loopback port for each console test: a fresh SQLite file, three
+//! A real Sleuth on a loopback port for each console test: a fresh SQLite file (or, for
+//! the tests that run on both backends, a fresh PostgreSQL database), three
 //! users (admin, member, restricted-read-only) with API keys and console passwords, and
 //! a small HTTP/1.1 client for what the tests check beside the browser (the API, headers,
 //! hostile requests). Workers are off: tests step the queue with `drain`.
@@ -15,6 +16,10 @@ use sleuth_store::{NewApiKey, Store, User};
 use sleuth_test_support::fixtures;
 use tokio::sync::oneshot;
 
+#[path = "../common/store.rs"]
+mod store;
+pub(crate) use store::Backend;
+
 /// Every test user's console password.
 pub(crate) const PASSWORD: &str = "correct horse battery staple";
 pub(crate) const ADMIN: &str = "admin@example.com";
@@ -28,7 +33,8 @@ pub(crate) struct ConsoleApp {
     pub(crate) state: AppState,
     pub(crate) store: Arc<dyn Store>,
     _shutdown: oneshot::Sender<()>,
-    _directory: tempfile::TempDir,
+    /// The SQLite file's directory or the PostgreSQL database, removed at the end.
+    _database: store::Keeper,
 }
 
 #[derive(Debug)]
@@ -45,6 +51,17 @@ impl ConsoleApp {
     }
 
     pub(crate) async fn start_with(configure: impl FnOnce(&mut Settings)) -> ConsoleApp {
+        ConsoleApp::start_on(Backend::Sqlite, configure)
+            .await
+            .expect("SQLite needs no server")
+    }
+
+    /// An app on `backend`; `None` (with the reason printed) when it is PostgreSQL and
+    /// no server is named (`sleuth_test_support::postgres`).
+    pub(crate) async fn start_on(
+        backend: Backend,
+        configure: impl FnOnce(&mut Settings),
+    ) -> Option<ConsoleApp> {
         let _ = tracing_subscriber::fmt()
             .with_test_writer()
             .with_env_filter("warn")
@@ -52,13 +69,7 @@ impl ConsoleApp {
         let mut settings = Settings::default();
         settings.workers.enabled = false;
         configure(&mut settings);
-        let directory = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", directory.path().join("sleuth.db").display());
-        let store: Arc<dyn Store> = Arc::new(
-            sleuth_store_sqlite::open(&url, &Default::default())
-                .await
-                .expect("sqlite"),
-        );
+        let (store, database) = store::fresh_store(backend).await?;
         let state = AppState::new(settings, sleuth_engine::Context::empty());
         state.set_store(store.clone());
         let admin_key = add_user(&store, ADMIN, Role::Admin).await;
@@ -77,15 +88,15 @@ impl ConsoleApp {
             })
             .await;
         });
-        ConsoleApp {
+        Some(ConsoleApp {
             address,
             member_key,
             admin_key,
             state,
             store,
             _shutdown: shutdown,
-            _directory: directory,
-        }
+            _database: database,
+        })
     }
 
     /// An app whose response actions run in a real sandbox, with uids of its own so that
