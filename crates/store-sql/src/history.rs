@@ -3,7 +3,7 @@
 //! context memory about them (within the alert's tenant scope). Earlier investigations
 //! count only within the alert's own tenant union.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sleuth_domain::{
     Entity, FeedbackStatus, History, Likeness, Outcome, PriorVerdict, Priority, RelatedAlert,
@@ -20,7 +20,7 @@ use crate::{DbResultExt, Dialect};
 /// other alerts of the alert's own tenant union naming it (`ALERTS_PER_ENTITY`): a domain
 /// controller named in every alert must not make history unbounded. Of all those alerts,
 /// as many as the history's limit are read with their investigations, each entity's
-/// newest first (`sharing_investigations`): reading a thousand to keep fifty cost far more
+/// newest first (`place_shared_alerts`): reading a thousand to keep fifty cost far more
 /// than it told (every candidate was a lookup of its investigation and a row handed over).
 /// The limits are written into the SQL, not bound: SQLite plans a LIMIT as a constant and
 /// prepares a statement again each time a bound LIMIT is bound.
@@ -40,21 +40,30 @@ pub(crate) async fn history(
     let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
     let mut candidates: Vec<AnyRow> = Vec::new();
     if !entities.is_empty() {
-        for row in sharing_investigations(dialect, &entities, query)?
+        let lists = alerts_naming_each(dialect, &entities, query)?
             .fetch_all(&mut *connection)
             .await
             .db()?
-        {
-            let bits = rows::int(&row, "entity_bits")?;
+            .iter()
+            .map(read_alert_list)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let shared = place_shared_alerts(&lists, query.limit);
+        if !shared.is_empty() {
+            let alert_ids: Vec<i64> = shared.iter().map(|alert| alert.alert_id).collect();
+            candidates = latest_investigations(dialect, &alert_ids, query.tenant_union_id)?
+                .fetch_all(&mut *connection)
+                .await
+                .db()?;
+        }
+        for alert in shared {
             // Sorted and without repeats, as the engine has always been shown them.
-            let shared: BTreeSet<Entity> = entities
+            let entities: BTreeSet<Entity> = entities
                 .iter()
                 .enumerate()
-                .filter(|(index, _)| bits & (1_i64 << index) != 0)
+                .filter(|(index, _)| alert.entity_bits & (1_u32 << index) != 0)
                 .map(|(_, entity)| (*entity).clone())
                 .collect();
-            shared_by_alert.insert(rows::int(&row, "alert_id")?, shared.into_iter().collect());
-            candidates.push(row);
+            shared_by_alert.insert(alert.alert_id, entities.into_iter().collect());
         }
     }
     // The latest verdicts on the same detection from the same source. Latest by the
@@ -129,33 +138,30 @@ pub(crate) async fn history(
     Ok(history)
 }
 
-/// One statement (one round trip, not one per entity) for the latest investigation of
-/// the alerts of the tenant union that share entities with this one, newest first.
-///
-/// Which alerts: of each entity, the newest `ALERTS_PER_ENTITY` other alerts of the union
-/// naming it; of those, `query.limit` in all, taken by each alert's best place in an
-/// entity's list (every entity's newest alert, then every entity's second newest, ...).
-/// An entity everywhere (a proxy, a resolver, a jump host) fills its own list, never the
-/// others': the one earlier alert on the same user still comes with the fifty newest on
-/// the proxy. An alert is reported with the entities whose lists it is in.
-///
-/// Each row also says which entities its alert shares, as a bitmask of their indexes
-/// (`entity_bits`; at most `ENTITIES_LOOKED_UP` bits): one row per alert rather than one
-/// per alert and entity, since every row is a hand-over between threads and allocations.
-/// Its text depends only on how many entities there are and the limit, so it stays
-/// prepared. At least one entity. Only investigations of the alert's own tenant union:
-/// another customer's alerts, verdicts and analysts' notes never reach this one's
-/// investigation, nor take places of the window (the index is keyed by union).
-fn sharing_investigations(
+/// One statement (one round trip, not one per entity) for the alerts of the tenant union
+/// that name each entity: of each, the newest `ALERTS_PER_ENTITY` other alerts, as one
+/// row per entity (`entity`: its index; `alert_ids`: the ids as comma-separated text, NULL
+/// when none). One row per entity rather than one per alert: every row is a hand-over
+/// between threads and allocations. Its text depends only on how many entities there are,
+/// so it stays prepared. At least one entity. The entity index is keyed by union, so
+/// another customer's alerts never come.
+fn alerts_naming_each(
     dialect: Dialect,
     entities: &[&Entity],
     query: &HistoryQuery,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
-    let mut sql = SqlBuilder::many(dialect, "WITH sharing (entity, alert_id) AS (");
+    let ids_as_text = match dialect {
+        Dialect::Sqlite => "group_concat(alert_id)",
+        Dialect::Postgres => "string_agg(CAST(alert_id AS TEXT), ',')",
+    };
+    let mut sql = SqlBuilder::many(dialect, "");
     for (index, entity) in entities.iter().enumerate() {
         if index > 0 {
             sql.push(" UNION ALL ");
         }
+        sql.push(&format!(
+            "SELECT {index} AS entity, (SELECT {ids_as_text} FROM ("
+        ));
         crate::entity_index::push_alerts_naming(
             &mut sql,
             dialect,
@@ -165,22 +171,101 @@ fn sharing_investigations(
             query.tenant_union_id,
             ALERTS_PER_ENTITY,
         )?;
+        sql.push(&format!(") AS naming_{index}) AS alert_ids"));
     }
-    // Each (alert, entity index) pair comes once (an alert's entities are written once
-    // each: `entity_index::write`), so the sum of the powers of two is the set of indexes.
-    let limit = query.limit;
-    sql.push(&format!(
-        "), placed AS (SELECT entity, alert_id, \
-         ROW_NUMBER() OVER (PARTITION BY entity ORDER BY alert_id DESC) AS place FROM sharing), \
-         shared AS (SELECT alert_id, SUM(1 << entity) AS entity_bits, MIN(place) AS best_place \
-         FROM placed GROUP BY alert_id ORDER BY best_place, alert_id DESC LIMIT {limit}) \
-         SELECT {PAST_COLUMNS}, shared.entity_bits FROM shared JOIN investigations i \
-         ON i.id = (SELECT MAX(id) FROM investigations WHERE alert_id = shared.alert_id) \
-         WHERE i.tenant_union_id = "
-    ));
-    sql.bind(query.tenant_union_id)?;
-    sql.push(" ORDER BY i.id DESC");
     Ok(sql.build().persistent(true))
+}
+
+/// One row of `alerts_naming_each`: the entity's index and its alerts' ids.
+fn read_alert_list(row: &AnyRow) -> StoreResult<(usize, Vec<i64>)> {
+    let index = usize::try_from(rows::int(row, "entity")?)
+        .map_err(|_| sleuth_store::StoreError::internal("a negative entity index"))?;
+    let ids = rows::opt_text(row, "alert_ids")?.unwrap_or_default();
+    let ids = ids
+        .split(',')
+        .filter(|id| !id.is_empty())
+        .map(|id| {
+            id.trim().parse::<i64>().map_err(|_| {
+                sleuth_store::StoreError::internal(format!("'{id}' in an entity's alert ids"))
+            })
+        })
+        .collect::<StoreResult<Vec<i64>>>()?;
+    Ok((index, ids))
+}
+
+/// An earlier alert history reads, with the entities (as a bitmask of their indexes in
+/// the history query, at most `ENTITIES_LOOKED_UP` bits) whose lists it is in.
+#[derive(Debug, PartialEq, Eq)]
+struct SharedAlert {
+    alert_id: i64,
+    entity_bits: u32,
+}
+
+/// Of the alerts naming each entity (`(entity index, alert ids)`), the `limit` that
+/// history reads: taken by each alert's best place in an entity's list, newest first
+/// (every entity's newest alert, then every entity's second newest, ...), ties by the
+/// newer alert. An entity everywhere (a proxy, a resolver, a jump host) fills its own
+/// list, never the others': the one earlier alert on the same user still comes with the
+/// fifty newest on the proxy. Placed here rather than by a window and two sorts in SQL,
+/// which cost more than the index lookups themselves.
+fn place_shared_alerts(lists: &[(usize, Vec<i64>)], limit: usize) -> Vec<SharedAlert> {
+    // alert id -> (best place, entity bits)
+    let mut placed: HashMap<i64, (usize, u32)> = HashMap::new();
+    for (entity, ids) in lists {
+        let Some(bit) = u32::try_from(*entity)
+            .ok()
+            .and_then(|entity| 1_u32.checked_shl(entity))
+        else {
+            continue;
+        };
+        let mut newest_first = ids.clone();
+        newest_first.sort_unstable_by(|a, b| b.cmp(a));
+        newest_first.dedup();
+        for (place, alert_id) in newest_first.into_iter().enumerate() {
+            let entry = placed.entry(alert_id).or_insert((place, 0));
+            entry.0 = entry.0.min(place);
+            entry.1 |= bit;
+        }
+    }
+    let mut shared: Vec<(usize, SharedAlert)> = placed
+        .into_iter()
+        .map(|(alert_id, (place, entity_bits))| {
+            (
+                place,
+                SharedAlert {
+                    alert_id,
+                    entity_bits,
+                },
+            )
+        })
+        .collect();
+    shared.sort_unstable_by(|(place_a, a), (place_b, b)| {
+        place_a.cmp(place_b).then(b.alert_id.cmp(&a.alert_id))
+    });
+    shared.truncate(limit);
+    shared.into_iter().map(|(_, alert)| alert).collect()
+}
+
+/// The latest investigation of each of these alerts that belongs to the tenant union,
+/// newest first. The list is padded to a power of two so that the statement stays
+/// prepared. At least one alert.
+fn latest_investigations(
+    dialect: Dialect,
+    alert_ids: &[i64],
+    tenant_union_id: i64,
+) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
+    let mut sql = SqlBuilder::many(
+        dialect,
+        &format!("SELECT {PAST_COLUMNS} FROM investigations i WHERE i.alert_id IN "),
+    );
+    sql.bind_padded_list(alert_ids)?;
+    sql.push(
+        " AND i.id = (SELECT MAX(latest.id) FROM investigations latest \
+         WHERE latest.alert_id = i.alert_id) AND i.tenant_union_id = ",
+    );
+    sql.bind(tenant_union_id)?;
+    sql.push(" ORDER BY i.id DESC");
+    Ok(sql.build())
 }
 
 /// What an earlier investigation contributes: its verdicts, and of its alert only what a
@@ -235,4 +320,50 @@ fn read_past(row: &AnyRow) -> StoreResult<PastInvestigation> {
         reviewed: rows::parsed(row, "feedback_status", FeedbackStatus::parse)?
             == FeedbackStatus::Reviewed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(lists: &[(usize, Vec<i64>)], limit: usize) -> Vec<(i64, u32)> {
+        place_shared_alerts(lists, limit)
+            .into_iter()
+            .map(|alert| (alert.alert_id, alert.entity_bits))
+            .collect()
+    }
+
+    #[test]
+    fn an_entity_everywhere_does_not_crowd_out_the_others() {
+        // Entity 0 is a proxy named by every alert; entity 1 a user named by one old alert.
+        let proxy: Vec<i64> = (51..=100).collect();
+        let lists = [(0, proxy), (1, vec![7])];
+        assert_eq!(
+            placed(&lists, 5),
+            [(100, 0b01), (7, 0b10), (99, 0b01), (98, 0b01), (97, 0b01)]
+        );
+    }
+
+    #[test]
+    fn an_alert_in_several_lists_comes_once_with_every_entity_and_its_best_place() {
+        // Alert 40 is entity 0's third newest and entity 2's newest.
+        let lists = [(0, vec![50, 45, 40, 30]), (2, vec![40, 20])];
+        assert_eq!(
+            placed(&lists, 10),
+            [
+                (50, 0b001),
+                (40, 0b101),
+                (45, 0b001),
+                (20, 0b100),
+                (30, 0b001)
+            ]
+        );
+    }
+
+    #[test]
+    fn lists_in_any_order_and_with_repeats_are_placed_newest_first() {
+        let lists = [(1, vec![3, 9, 3, 5]), (0, vec![])];
+        assert_eq!(placed(&lists, 2), [(9, 0b10), (5, 0b10)]);
+        assert!(placed(&lists, 0).is_empty());
+    }
 }
