@@ -185,6 +185,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "notification_retention",
         sql: include_str!("../migrations/0034_notification_retention.sql"),
     },
+    Migration {
+        version: 35,
+        name: "coalesce_walk_by_id",
+        sql: include_str!("../migrations/0035_coalesce_walk_by_id.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

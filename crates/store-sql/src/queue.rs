@@ -187,12 +187,17 @@ pub(crate) async fn load_job(
         // The earliest first, in the order of the coalesce-key index, so that the walk ends
         // at the first alert of the story not coalesced itself: while a story runs, that is
         // the first alert of the window, however many the story has. A MIN() over the
-        // window read every alert of the key first, thousands in a storm.
+        // window read every alert of the key first, thousands in a storm. The order is the
+        // index's own, (created_at, id), so that nothing is sorted: ordering the joined rows
+        // by the investigation's id too made PostgreSQL read past the first alert that
+        // qualified for the next one, every alert of the key in the window when none did.
         Some(coalesce_key) => sqlx::query_scalar::<_, i64>(
-            "SELECT i.id FROM alerts a JOIN investigations i ON i.alert_id = a.id \
-             WHERE a.coalesce_key = $1 AND a.tenant_union_id = $2 \
-             AND a.created_at >= $3 AND a.id <> $4 AND i.id < $5 AND i.ignored_for IS NULL \
-             ORDER BY a.created_at, a.id, i.id LIMIT 1",
+            "SELECT (SELECT MIN(i.id) FROM investigations i WHERE i.alert_id = a.id \
+             AND i.id < $5 AND i.ignored_for IS NULL) AS first_investigation_id \
+             FROM alerts a WHERE a.coalesce_key = $1 AND a.tenant_union_id = $2 \
+             AND a.created_at >= $3 AND a.id <> $4 AND EXISTS (SELECT 1 FROM investigations i \
+             WHERE i.alert_id = a.id AND i.id < $5 AND i.ignored_for IS NULL) \
+             ORDER BY a.created_at, a.id LIMIT 1",
         )
         .bind(coalesce_key)
         .bind(tenant_union_id)
