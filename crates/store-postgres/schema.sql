@@ -773,7 +773,7 @@ CREATE INDEX alert_revisions_by_investigation ON public.alert_revisions USING bt
 
 CREATE INDEX alert_source_positions_by_time ON public.alert_source_positions USING btree (direct_source_label, tenant_union_id, created_at, "position");
 
-CREATE INDEX alerts_by_coalesce_key ON public.alerts USING btree (coalesce_key, created_at) WHERE (coalesce_key IS NOT NULL);
+CREATE INDEX alerts_by_coalesce_key_and_id ON public.alerts USING btree (coalesce_key, created_at, id) WHERE (coalesce_key IS NOT NULL);
 
 CREATE INDEX alerts_by_source ON public.alerts USING btree (direct_source_label, tenant_union_id, created_at);
 
