@@ -47,7 +47,7 @@ pub(crate) async fn history(
             .iter()
             .map(read_alert_list)
             .collect::<StoreResult<Vec<_>>>()?;
-        let shared = place_shared_alerts(&lists, query.limit);
+        let shared = place_shared_alerts(lists, query.limit);
         if !shared.is_empty() {
             let alert_ids: Vec<i64> = shared.iter().map(|alert| alert.alert_id).collect();
             candidates = latest_investigations(dialect, &alert_ids, query.tenant_union_id)?
@@ -208,17 +208,16 @@ struct SharedAlert {
 /// list, never the others': the one earlier alert on the same user still comes with the
 /// fifty newest on the proxy. Placed here rather than by a window and two sorts in SQL,
 /// which cost more than the index lookups themselves.
-fn place_shared_alerts(lists: &[(usize, Vec<i64>)], limit: usize) -> Vec<SharedAlert> {
+fn place_shared_alerts(lists: Vec<(usize, Vec<i64>)>, limit: usize) -> Vec<SharedAlert> {
     // alert id -> (best place, entity bits)
     let mut placed: HashMap<i64, (usize, u32)> = HashMap::new();
-    for (entity, ids) in lists {
-        let Some(bit) = u32::try_from(*entity)
+    for (entity, mut newest_first) in lists {
+        let Some(bit) = u32::try_from(entity)
             .ok()
             .and_then(|entity| 1_u32.checked_shl(entity))
         else {
             continue;
         };
-        let mut newest_first = ids.clone();
         newest_first.sort_unstable_by(|a, b| b.cmp(a));
         newest_first.dedup();
         for (place, alert_id) in newest_first.into_iter().enumerate() {
@@ -327,7 +326,7 @@ mod tests {
     use super::*;
 
     fn placed(lists: &[(usize, Vec<i64>)], limit: usize) -> Vec<(i64, u32)> {
-        place_shared_alerts(lists, limit)
+        place_shared_alerts(lists.to_vec(), limit)
             .into_iter()
             .map(|alert| (alert.alert_id, alert.entity_bits))
             .collect()

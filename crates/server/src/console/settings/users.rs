@@ -1,11 +1,11 @@
 //! Users and keys in the settings: the users and their API keys, a form to create a user
 //! with a role, reaching every tenant union or bound to one or more of them (the API's
 //! `tenant_union_ids`), and each user's page to change their role, deactivate or
-//! reactivate them, and set or reset their console password. Every change is the API's (`routes::users::create`, `::update`,
-//! `::set_password_of`): its rules (an admin cannot demote or deactivate themselves, the
-//! store keeps an active admin, a deactivated user's keys are revoked, a new password ends
-//! the user's sessions) and its messages. A password typed here is never shown again,
-//! also not after an error.
+//! reactivate them, and set or reset their console password. Every change is the API's
+//! (`routes::users::create`, `::update`, `::set_password_of`): its rules (an admin cannot
+//! demote or deactivate themselves, the store keeps an active admin, a deactivated user's
+//! keys are revoked, a new password ends the user's sessions) and its messages. A password
+//! typed here is never shown again, also not after an error.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
