@@ -34,11 +34,10 @@ pub(crate) async fn history(
     query: &HistoryQuery,
 ) -> StoreResult<History> {
     let mut connection = pool.acquire().await.db()?;
-    // The latest investigation of each earlier alert sharing an entity, with which of the
-    // alert's entities it shares, newest first.
+    // The earlier alerts that share an entity, each with the alert's entities it shares.
     let entities: Vec<&Entity> = query.entities.iter().take(ENTITIES_LOOKED_UP).collect();
     let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
-    let mut candidates: Vec<AnyRow> = Vec::new();
+    let mut shared_alert_ids: Vec<i64> = Vec::new();
     if !entities.is_empty() {
         let lists = alerts_naming_each(dialect, &entities, query)?
             .fetch_all(&mut *connection)
@@ -47,15 +46,7 @@ pub(crate) async fn history(
             .iter()
             .map(read_alert_list)
             .collect::<StoreResult<Vec<_>>>()?;
-        let shared = place_shared_alerts(lists, query.limit);
-        if !shared.is_empty() {
-            let alert_ids: Vec<i64> = shared.iter().map(|alert| alert.alert_id).collect();
-            candidates = latest_investigations(dialect, &alert_ids, query.tenant_union_id)?
-                .fetch_all(&mut *connection)
-                .await
-                .db()?;
-        }
-        for alert in shared {
+        for alert in place_shared_alerts(lists, query.limit) {
             // Sorted and without repeats, as the engine has always been shown them.
             let entities: BTreeSet<Entity> = entities
                 .iter()
@@ -64,30 +55,26 @@ pub(crate) async fn history(
                 .map(|(_, entity)| (*entity).clone())
                 .collect();
             shared_by_alert.insert(alert.alert_id, entities.into_iter().collect());
+            shared_alert_ids.push(alert.alert_id);
         }
     }
-    // The latest verdicts on the same detection from the same source. Latest by the
-    // alerts' time, which the (type, status) index is ordered by: ordering by id would sort
-    // every success of the detection ever stored, once per investigation.
-    let same_detection = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {PAST_COLUMNS} FROM investigations i WHERE i.alert_type = $1 AND i.direct_source_label = $2 \
-         AND i.status = 'success' AND i.alert_id <> $3 AND i.ignored_for IS NULL \
-         AND i.tenant_union_id = $4 \
-         ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}"
-    )))
-    .bind(&query.alert_type)
-    .bind(&query.direct_source_label)
-    .bind(query.alert_id)
-    .bind(query.tenant_union_id)
-    .fetch_all(&mut *connection)
-    .await
-    .db()?;
+    let row = earlier_investigations(dialect, &shared_alert_ids, query)?
+        .fetch_one(&mut *connection)
+        .await
+        .db()?;
+    // The latest investigation of each earlier alert sharing an entity, newest first; then
+    // the latest verdicts on the same detection from the same source, newest alert first.
+    let mut candidates = read_packed(&row, "shared")?;
+    candidates.sort_unstable_by_key(|past| std::cmp::Reverse(past.id));
+    let mut same_detection = read_packed(&row, "same_detection")?;
+    same_detection
+        .sort_unstable_by_key(|past| std::cmp::Reverse((past.alert_create_time, past.id)));
     candidates.extend(same_detection);
 
     let mut history = History::default();
     let mut seen = BTreeSet::new();
-    for row in &candidates {
-        let past = read_past(row)?;
+    for packed in candidates {
+        let past = PastInvestigation::try_from(packed)?;
         if !seen.insert(past.investigation_id) || past.investigation_id == query.investigation_id {
             continue;
         }
@@ -245,37 +232,120 @@ fn place_shared_alerts(lists: Vec<(usize, Vec<i64>)>, limit: usize) -> Vec<Share
     shared.into_iter().map(|(_, alert)| alert).collect()
 }
 
-/// The latest investigation of each of these alerts that belongs to the tenant union,
-/// newest first. The list is padded to a power of two so that the statement stays
-/// prepared. At least one alert.
-fn latest_investigations(
+/// One statement (one round trip) for both reads of earlier investigations, each as one
+/// JSON text (`shared`, `same_detection`) holding an array per investigation of the
+/// `PAST_FIELDS`:
+/// - `shared`: the latest investigation of each of these alerts that belongs to the
+///   tenant union (NULL when there are none). The list is padded to a power of two so
+///   that the statement stays prepared.
+/// - `same_detection`: the latest verdicts on the same detection from the same source.
+///   Latest by the alerts' time, which the (type, status) index is ordered by: ordering
+///   by id would sort every success of the detection ever stored, once per investigation.
+///
+/// As JSON rather than rows: each row's columns are values handed over and decoded one
+/// by one, and a new alert's history reads dozens of investigations.
+fn earlier_investigations(
     dialect: Dialect,
-    alert_ids: &[i64],
-    tenant_union_id: i64,
+    shared_alert_ids: &[i64],
+    query: &HistoryQuery,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
-    let mut sql = SqlBuilder::many(
-        dialect,
-        &format!("SELECT {PAST_COLUMNS} FROM investigations i WHERE i.alert_id IN "),
-    );
-    sql.bind_padded_list(alert_ids)?;
-    sql.push(
-        " AND i.id = (SELECT MAX(latest.id) FROM investigations latest \
-         WHERE latest.alert_id = i.alert_id) AND i.tenant_union_id = ",
-    );
-    sql.bind(tenant_union_id)?;
-    sql.push(" ORDER BY i.id DESC");
-    Ok(sql.build())
+    let columns = PAST_FIELDS.map(|field| format!("i.{field}")).join(", ");
+    let packed = packed_rows(dialect);
+    let mut sql = SqlBuilder::many(dialect, "SELECT ");
+    if shared_alert_ids.is_empty() {
+        sql.push("NULL");
+    } else {
+        sql.push(&format!(
+            "(SELECT {packed} FROM (SELECT {columns} FROM investigations i WHERE i.alert_id IN "
+        ));
+        sql.bind_padded_list(shared_alert_ids)?;
+        sql.push(
+            " AND i.id = (SELECT MAX(latest.id) FROM investigations latest \
+             WHERE latest.alert_id = i.alert_id) AND i.tenant_union_id = ",
+        );
+        sql.bind(query.tenant_union_id)?;
+        sql.push(") AS past)");
+    }
+    sql.push(&format!(
+        " AS shared, (SELECT {packed} FROM (SELECT {columns} FROM investigations i \
+         WHERE i.alert_type = "
+    ));
+    sql.bind(query.alert_type.clone())?;
+    sql.push(" AND i.direct_source_label = ");
+    sql.bind(query.direct_source_label.clone())?;
+    sql.push(" AND i.status = 'success' AND i.alert_id <> ");
+    sql.bind(query.alert_id)?;
+    sql.push(" AND i.ignored_for IS NULL AND i.tenant_union_id = ");
+    sql.bind(query.tenant_union_id)?;
+    sql.push(&format!(
+        " ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}) AS past) \
+         AS same_detection"
+    ));
+    Ok(sql.build().persistent(true))
+}
+
+/// The aggregate that turns the rows of a subquery `past` into one JSON text of arrays.
+fn packed_rows(dialect: Dialect) -> String {
+    let fields = PAST_FIELDS.map(|field| format!("past.{field}")).join(", ");
+    match dialect {
+        Dialect::Sqlite => format!("json_group_array(json_array({fields}))"),
+        Dialect::Postgres => format!("CAST(json_agg(json_build_array({fields})) AS TEXT)"),
+    }
+}
+
+/// The investigations packed in one column of `earlier_investigations` (none for NULL).
+fn read_packed(row: &AnyRow, column: &str) -> StoreResult<Vec<PackedPast>> {
+    match rows::opt_text(row, column)? {
+        Some(text) => serde_json::from_str(&text).map_err(|error| {
+            sleuth_store::StoreError::internal(format!(
+                "earlier investigations ({column}): {error}"
+            ))
+        }),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// What an earlier investigation contributes: its verdicts, and of its alert only what a
 /// related alert shows, all of it copied onto the investigation when it was created
 /// (migration 0009 for the title). Reading and parsing each earlier alert's stored JSON (a
 /// few KB each, up to hundreds per new alert) was the largest single cost of an
-/// investigation.
-const PAST_COLUMNS: &str = "i.id, i.alert_id, i.outcome, i.priority, i.generated_time, \
-    i.feedback_status, i.feedback_outcome, i.feedback_priority, i.feedback_outcome_note, \
-    i.feedback_updated_by, i.alert_type, i.alert_title, i.direct_source_label, \
-    i.alert_create_time";
+/// investigation. In the order of `PackedPast`'s fields.
+const PAST_FIELDS: [&str; 14] = [
+    "id",
+    "alert_id",
+    "outcome",
+    "priority",
+    "generated_time",
+    "feedback_status",
+    "feedback_outcome",
+    "feedback_priority",
+    "feedback_outcome_note",
+    "feedback_updated_by",
+    "alert_type",
+    "alert_title",
+    "direct_source_label",
+    "alert_create_time",
+];
+
+/// One earlier investigation as packed: a JSON array of the `PAST_FIELDS`, in order
+/// (serde reads a struct from an array field by field).
+#[derive(serde::Deserialize)]
+struct PackedPast {
+    id: i64,
+    alert_id: i64,
+    outcome: Option<String>,
+    priority: Option<String>,
+    generated_time: Option<i64>,
+    feedback_status: String,
+    feedback_outcome: Option<String>,
+    feedback_priority: Option<String>,
+    feedback_outcome_note: Option<String>,
+    feedback_updated_by: Option<i64>,
+    alert_type: String,
+    alert_title: Option<String>,
+    direct_source_label: String,
+    alert_create_time: i64,
+}
 
 struct PastInvestigation {
     investigation_id: i64,
@@ -293,32 +363,39 @@ struct PastInvestigation {
     reviewed: bool,
 }
 
-fn read_past(row: &AnyRow) -> StoreResult<PastInvestigation> {
-    // Feedback columns only carry the analyst's word once an analyst changed them.
-    let by_analyst = rows::opt_int(row, "feedback_updated_by")?.is_some();
-    let analyst = |value: Option<String>| if by_analyst { value } else { None };
-    Ok(PastInvestigation {
-        investigation_id: rows::int(row, "id")?,
-        alert_id: rows::int(row, "alert_id")?,
-        title: rows::opt_text(row, "alert_title")?.unwrap_or_default(),
-        alert_type: rows::text(row, "alert_type")?,
-        direct_source_label: rows::text(row, "direct_source_label")?,
-        create_time: rows::time(row, "alert_create_time")?,
-        outcome: rows::opt_parsed(row, "outcome", Outcome::parse)?,
-        priority: rows::opt_parsed(row, "priority", Priority::parse)?,
-        decided_at: rows::opt_time(row, "generated_time")?,
-        analyst_outcome: analyst(rows::opt_text(row, "feedback_outcome")?)
-            .map(|raw| Outcome::parse(&raw))
-            .transpose()
-            .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))?,
-        analyst_priority: analyst(rows::opt_text(row, "feedback_priority")?)
-            .map(|raw| Priority::parse(&raw))
-            .transpose()
-            .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))?,
-        analyst_note: analyst(rows::opt_text(row, "feedback_outcome_note")?),
-        reviewed: rows::parsed(row, "feedback_status", FeedbackStatus::parse)?
-            == FeedbackStatus::Reviewed,
-    })
+impl TryFrom<PackedPast> for PastInvestigation {
+    type Error = sleuth_store::StoreError;
+
+    fn try_from(packed: PackedPast) -> StoreResult<PastInvestigation> {
+        fn parse<T, E: std::fmt::Display>(
+            raw: Option<String>,
+            parse: impl Fn(&str) -> Result<T, E>,
+        ) -> StoreResult<Option<T>> {
+            raw.map(|raw| parse(&raw))
+                .transpose()
+                .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))
+        }
+        // Feedback columns only carry the analyst's word once an analyst changed them.
+        let by_analyst = packed.feedback_updated_by.is_some();
+        let analyst = |value: Option<String>| if by_analyst { value } else { None };
+        Ok(PastInvestigation {
+            investigation_id: packed.id,
+            alert_id: packed.alert_id,
+            title: packed.alert_title.unwrap_or_default(),
+            alert_type: packed.alert_type,
+            direct_source_label: packed.direct_source_label,
+            create_time: rows::from_micros(packed.alert_create_time)?,
+            outcome: parse(packed.outcome, Outcome::parse)?,
+            priority: parse(packed.priority, Priority::parse)?,
+            decided_at: packed.generated_time.map(rows::from_micros).transpose()?,
+            analyst_outcome: parse(analyst(packed.feedback_outcome), Outcome::parse)?,
+            analyst_priority: parse(analyst(packed.feedback_priority), Priority::parse)?,
+            analyst_note: analyst(packed.feedback_outcome_note),
+            reviewed: FeedbackStatus::parse(&packed.feedback_status)
+                .map_err(|error| sleuth_store::StoreError::internal(error.to_string()))?
+                == FeedbackStatus::Reviewed,
+        })
+    }
 }
 
 #[cfg(test)]

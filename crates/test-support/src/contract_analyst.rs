@@ -324,10 +324,14 @@ pub async fn feedback_waits_for_a_conclusion_and_records_who_and_when(store: Arc
 pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store>) {
     let analyst = user(&store, "analyst@example.com", Role::Member).await;
     let host = (EntityKind::Host, "wks-9");
+    // Text that must be escaped on its way through the store (history reads it packed as
+    // JSON): it comes back as written.
+    let title = "Suspicious \"PowerShell\" \\ C:\\Temp\n\t\u{1} <b>é</b> \u{1F6A8}";
+    let note = "Backup agent, \"expected\" \\ \r\n\u{7} \u{1F6A8}";
     let first = queued(
         &store,
         new_alert(
-            parsed_alert("Suspicious PowerShell", "EDR", 0, &[host]),
+            parsed_alert(title, "EDR", 0, &[host]),
             json!({"n": 1}),
             None,
         ),
@@ -343,7 +347,7 @@ pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store
     let second = queued(
         &store,
         new_alert(
-            parsed_alert("Suspicious PowerShell", "EDR", 10, &[host]),
+            parsed_alert(title, "EDR", 10, &[host]),
             json!({"n": 2}),
             None,
         ),
@@ -379,7 +383,7 @@ pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store
     let verdict = FeedbackChanges {
         outcome: Some(Outcome::FalseAlert),
         priority: Some(Priority::Informational),
-        outcome_note: Some(Some("Backup agent, expected".into())),
+        outcome_note: Some(Some(note.into())),
         status: Some(FeedbackStatus::Reviewed),
         ..FeedbackChanges::default()
     };
@@ -391,10 +395,8 @@ pub async fn feedback_is_the_human_verdict_history_hands_on(store: Arc<dyn Store
     assert_eq!(after.engine_outcome, Some(Outcome::BreachedSuspicious));
     assert_eq!(after.analyst_outcome, Some(Outcome::FalseAlert));
     assert_eq!(after.analyst_priority, Some(Priority::Informational));
-    assert_eq!(
-        after.analyst_note.as_deref(),
-        Some("Backup agent, expected")
-    );
+    assert_eq!(after.analyst_note.as_deref(), Some(note));
+    assert_eq!(after.title, title);
     assert!(after.reviewed);
     assert_eq!(
         after.likeness,
