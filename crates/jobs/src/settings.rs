@@ -330,7 +330,10 @@ pub struct WorkerSettings {
     /// Whether this process runs investigations (a `serve` process may leave it to
     /// dedicated `sleuth worker` processes).
     pub enabled: bool,
-    /// At most this many investigations run at once in this process.
+    /// At most this many investigations run at once in this process. An investigation
+    /// spends most of its time waiting: for its reads, and for the group-committed write
+    /// of its end, which every investigation finishing meanwhile shares. Many in flight
+    /// keep the cores busy and the write batches large.
     pub concurrency: usize,
     /// A claimed job whose worker is silent this long is given to another worker.
     pub lease_seconds: u64,
@@ -346,7 +349,7 @@ impl Default for WorkerSettings {
     fn default() -> WorkerSettings {
         WorkerSettings {
             enabled: true,
-            concurrency: 10,
+            concurrency: 128,
             lease_seconds: 300,
             poll_interval_ms: 1000,
             max_attempts: 3,
@@ -665,7 +668,7 @@ mod tests {
         let settings = Settings::load(None, Vec::new()).unwrap();
         assert_eq!(settings.server.listen, "127.0.0.1:8080");
         assert_eq!(settings.database.url, "sqlite://sleuth.db");
-        assert_eq!(settings.workers.concurrency, 10);
+        assert_eq!(settings.workers.concurrency, 128);
     }
 
     #[test]
