@@ -100,7 +100,7 @@ pub(crate) async fn run(database: &str) {
 
 /// Runs `VACUUM (ANALYZE)` on the PostgreSQL database and prints how long it took, and
 /// whether autovacuum, which would do it on its own, is on.
-async fn analyze_and_say(url: &str, when: &str) {
+pub(crate) async fn analyze_and_say(url: &str, when: &str) {
     let started = Instant::now();
     analyze(url).await;
     println!(
