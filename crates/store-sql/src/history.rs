@@ -37,7 +37,6 @@ pub(crate) async fn history(
     // The earlier alerts that share an entity, each with the alert's entities it shares.
     let entities: Vec<&Entity> = query.entities.iter().take(ENTITIES_LOOKED_UP).collect();
     let mut shared_by_alert: BTreeMap<i64, Vec<Entity>> = BTreeMap::new();
-    let mut shared_alert_ids: Vec<i64> = Vec::new();
     if !entities.is_empty() {
         let lists = alerts_naming_each(dialect, &entities, query)?
             .fetch_all(&mut *connection)
@@ -55,9 +54,9 @@ pub(crate) async fn history(
                 .map(|(_, entity)| (*entity).clone())
                 .collect();
             shared_by_alert.insert(alert.alert_id, entities.into_iter().collect());
-            shared_alert_ids.push(alert.alert_id);
         }
     }
+    let shared_alert_ids: Vec<i64> = shared_by_alert.keys().copied().collect();
     let row = earlier_investigations(dialect, &shared_alert_ids, query)?
         .fetch_one(&mut *connection)
         .await

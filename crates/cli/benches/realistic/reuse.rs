@@ -10,9 +10,10 @@
 //! PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum does on its own but may be off (as
 //! on the machine these figures were first printed on), printing whether it is; then
 //! drains whatever is queued (PostgreSQL: BENCH_WORKER_PROCESSES `sleuth worker`
-//! processes, default 2); on PostgreSQL analyzes again; and measures the lists (`measure_lists`) with nothing left to conclude
-//! (BENCH_NO_DRAIN=1 leaves the queue as it is; BENCH_DRAIN_SECONDS drains only that
-//! long, printing the rate at the size stored, then measures the lists).
+//! processes, default 2); on PostgreSQL analyzes again; and measures the lists
+//! (`measure_lists`) with nothing left to conclude (BENCH_NO_DRAIN=1 leaves the queue as
+//! it is; BENCH_DRAIN_SECONDS drains only that long, printing the rate at the size
+//! stored, then measures the lists).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
