@@ -227,6 +227,19 @@ CREATE TABLE data_sources (
     updated_at INTEGER NOT NULL
 );
 
+CREATE TABLE investigation_count_deltas (
+    status TEXT NOT NULL,
+    canceled TEXT,
+    priority TEXT,
+    alert_type TEXT NOT NULL,
+    direct_source_label TEXT NOT NULL,
+    tenant_union_id INTEGER NOT NULL,
+    tenant_id TEXT,
+    tenant_label TEXT,
+    tenant_integration_key TEXT,
+    n INTEGER NOT NULL
+);
+
 CREATE TABLE investigation_counts (
     -- The combination below as a JSON array: a key that tells NULL from any text.
     group_key TEXT PRIMARY KEY,
@@ -258,6 +271,12 @@ CREATE TABLE investigation_facet_counts (
     tenant_integration_key TEXT,
     n INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE investigation_hour_count_deltas (
+    status TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    n INTEGER NOT NULL
+);
 
 CREATE TABLE investigation_hour_counts (
     status TEXT NOT NULL,
@@ -295,6 +314,20 @@ CREATE TABLE 'investigation_search_data'(id INTEGER PRIMARY KEY, block BLOB);
 CREATE TABLE 'investigation_search_docsize'(id INTEGER PRIMARY KEY, sz BLOB, origin INTEGER);
 
 CREATE TABLE 'investigation_search_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+
+CREATE TABLE investigation_tag_count_deltas (
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    canceled TEXT,
+    priority TEXT,
+    alert_type TEXT NOT NULL,
+    direct_source_label TEXT NOT NULL,
+    tenant_union_id INTEGER NOT NULL,
+    tenant_id TEXT,
+    tenant_label TEXT,
+    tenant_integration_key TEXT,
+    n INTEGER NOT NULL
+);
 
 CREATE TABLE investigation_tag_counts (
     -- The tag name and the combination below as a JSON array: tells NULL from any text.
@@ -782,33 +815,25 @@ BEGIN
     SELECT RAISE(ABORT, 'the audit log is append-only');
 END;
 
-CREATE TRIGGER investigation_counts_drop_zero AFTER UPDATE OF n ON investigation_counts
-WHEN NEW.n = 0
+CREATE TRIGGER investigation_count_deltas_on_delete AFTER DELETE ON investigations
 BEGIN
-    DELETE FROM investigation_counts WHERE group_key = NEW.group_key;
+    INSERT INTO investigation_count_deltas (status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    VALUES (OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, OLD.direct_source_label,
+        OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key, -1);
 END;
 
-CREATE TRIGGER investigation_counts_on_delete AFTER DELETE ON investigations
+CREATE TRIGGER investigation_count_deltas_on_insert AFTER INSERT ON investigations
 BEGIN
-    UPDATE investigation_counts SET n = n - 1
-    WHERE group_key = json_array(OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
-        OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label,
-        OLD.tenant_integration_key);
+    INSERT INTO investigation_count_deltas (status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    VALUES (NEW.status, NEW.canceled, NEW.priority, NEW.alert_type, NEW.direct_source_label,
+        NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label, NEW.tenant_integration_key, 1);
 END;
 
-CREATE TRIGGER investigation_counts_on_insert AFTER INSERT ON investigations
-BEGIN
-    INSERT INTO investigation_counts (group_key, status, canceled, priority, alert_type,
-        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key, n)
-    VALUES (json_array(NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
-                NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
-                NEW.tenant_integration_key),
-            NEW.status, NEW.canceled, NEW.priority, NEW.alert_type, NEW.direct_source_label,
-            NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label, NEW.tenant_integration_key, 1)
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER investigation_counts_on_update
+CREATE TRIGGER investigation_count_deltas_on_update
 AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
     tenant_id, tenant_label, tenant_integration_key ON investigations
 WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
@@ -818,18 +843,21 @@ WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
     OR OLD.tenant_label IS NOT NEW.tenant_label
     OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
 BEGIN
-    UPDATE investigation_counts SET n = n - 1
-    WHERE group_key = json_array(OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
-        OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label,
-        OLD.tenant_integration_key);
-    INSERT INTO investigation_counts (group_key, status, canceled, priority, alert_type,
-        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key, n)
-    VALUES (json_array(NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
-                NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
-                NEW.tenant_integration_key),
-            NEW.status, NEW.canceled, NEW.priority, NEW.alert_type, NEW.direct_source_label,
-            NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label, NEW.tenant_integration_key, 1)
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+    INSERT INTO investigation_count_deltas (status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    VALUES (OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, OLD.direct_source_label,
+            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key,
+            -1),
+        (NEW.status, NEW.canceled, NEW.priority, NEW.alert_type, NEW.direct_source_label,
+            NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label, NEW.tenant_integration_key,
+            1);
+END;
+
+CREATE TRIGGER investigation_counts_drop_zero AFTER UPDATE OF n ON investigation_counts
+WHEN NEW.n = 0
+BEGIN
+    DELETE FROM investigation_counts WHERE group_key = NEW.group_key;
 END;
 
 CREATE TRIGGER investigation_facet_counts_drop_zero AFTER UPDATE OF n
@@ -838,94 +866,31 @@ BEGIN
     DELETE FROM investigation_facet_counts WHERE group_key = NEW.group_key;
 END;
 
-CREATE TRIGGER investigation_facet_counts_on_delete AFTER DELETE ON investigations
+CREATE TRIGGER investigation_hour_count_deltas_on_delete AFTER DELETE ON investigations
 BEGIN
-    UPDATE investigation_facet_counts SET n = n - 1
-    WHERE group_key IN (
-        json_array('all', OLD.status, OLD.canceled, OLD.priority, NULL, NULL, NULL, NULL,
-            NULL, NULL),
-        json_array('type', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, NULL, NULL,
-            NULL, NULL, NULL),
-        json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
-            OLD.direct_source_label, NULL, NULL, NULL, NULL),
-        json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key),
-        json_array('union', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, NULL, NULL, NULL),
-        json_array('type_source', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
-            OLD.direct_source_label, NULL, NULL, NULL, NULL));
+    INSERT INTO investigation_hour_count_deltas (status, hour, n)
+    VALUES (OLD.status, (OLD.alert_create_time
+        - ((OLD.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000, -1);
 END;
 
-CREATE TRIGGER investigation_facet_counts_on_insert AFTER INSERT ON investigations
+CREATE TRIGGER investigation_hour_count_deltas_on_insert AFTER INSERT ON investigations
 BEGIN
-    INSERT INTO investigation_facet_counts (group_key, facet, status, canceled, priority,
-        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(facet, NEW.status, NEW.canceled, NEW.priority, alert_type,
-               direct_source_label, tenant_union_id, tenant_id, tenant_label,
-               tenant_integration_key),
-           facet, NEW.status, NEW.canceled, NEW.priority, alert_type, direct_source_label,
-           tenant_union_id, tenant_id, tenant_label, tenant_integration_key, 1
-    FROM (
-        SELECT 'all' AS facet, NULL AS alert_type, NULL AS direct_source_label,
-               NULL AS tenant_union_id, NULL AS tenant_id, NULL AS tenant_label,
-               NULL AS tenant_integration_key
-        UNION ALL SELECT 'type', NEW.alert_type, NULL, NULL, NULL, NULL, NULL
-        UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
-        UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
-               NEW.tenant_label, NEW.tenant_integration_key
-        UNION ALL SELECT 'union', NULL, NULL, NEW.tenant_union_id, NULL, NULL, NULL
-        UNION ALL SELECT 'type_source', NEW.alert_type, NEW.direct_source_label, NULL, NULL,
-               NULL, NULL
-    ) WHERE true
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+    INSERT INTO investigation_hour_count_deltas (status, hour, n)
+    VALUES (NEW.status, (NEW.alert_create_time
+        - ((NEW.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000, 1);
 END;
 
-CREATE TRIGGER investigation_facet_counts_on_update
-AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
-    tenant_id, tenant_label, tenant_integration_key ON investigations
-WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
-    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
-    OR OLD.direct_source_label IS NOT NEW.direct_source_label
-    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
-    OR OLD.tenant_label IS NOT NEW.tenant_label
-    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
+CREATE TRIGGER investigation_hour_count_deltas_on_update
+AFTER UPDATE OF status, alert_create_time ON investigations
+WHEN OLD.status IS NOT NEW.status OR OLD.alert_create_time IS NOT NEW.alert_create_time
 BEGIN
-    UPDATE investigation_facet_counts SET n = n - 1
-    WHERE group_key IN (
-        json_array('all', OLD.status, OLD.canceled, OLD.priority, NULL, NULL, NULL, NULL,
-            NULL, NULL),
-        json_array('type', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, NULL, NULL,
-            NULL, NULL, NULL),
-        json_array('source', OLD.status, OLD.canceled, OLD.priority, NULL,
-            OLD.direct_source_label, NULL, NULL, NULL, NULL),
-        json_array('tenant', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key),
-        json_array('union', OLD.status, OLD.canceled, OLD.priority, NULL, NULL,
-            OLD.tenant_union_id, NULL, NULL, NULL),
-        json_array('type_source', OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
-            OLD.direct_source_label, NULL, NULL, NULL, NULL));
-    INSERT INTO investigation_facet_counts (group_key, facet, status, canceled, priority,
-        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(facet, NEW.status, NEW.canceled, NEW.priority, alert_type,
-               direct_source_label, tenant_union_id, tenant_id, tenant_label,
-               tenant_integration_key),
-           facet, NEW.status, NEW.canceled, NEW.priority, alert_type, direct_source_label,
-           tenant_union_id, tenant_id, tenant_label, tenant_integration_key, 1
-    FROM (
-        SELECT 'all' AS facet, NULL AS alert_type, NULL AS direct_source_label,
-               NULL AS tenant_union_id, NULL AS tenant_id, NULL AS tenant_label,
-               NULL AS tenant_integration_key
-        UNION ALL SELECT 'type', NEW.alert_type, NULL, NULL, NULL, NULL, NULL
-        UNION ALL SELECT 'source', NULL, NEW.direct_source_label, NULL, NULL, NULL, NULL
-        UNION ALL SELECT 'tenant', NULL, NULL, NEW.tenant_union_id, NEW.tenant_id,
-               NEW.tenant_label, NEW.tenant_integration_key
-        UNION ALL SELECT 'union', NULL, NULL, NEW.tenant_union_id, NULL, NULL, NULL
-        UNION ALL SELECT 'type_source', NEW.alert_type, NEW.direct_source_label, NULL, NULL,
-               NULL, NULL
-    ) WHERE true
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
+    INSERT INTO investigation_hour_count_deltas (status, hour, n)
+    VALUES (OLD.status, (OLD.alert_create_time
+            - ((OLD.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000,
+            -1),
+        (NEW.status, (NEW.alert_create_time
+            - ((NEW.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000,
+            1);
 END;
 
 CREATE TRIGGER investigation_hour_counts_drop_zero AFTER UPDATE OF n
@@ -934,32 +899,63 @@ BEGIN
     DELETE FROM investigation_hour_counts WHERE status = NEW.status AND hour = NEW.hour;
 END;
 
-CREATE TRIGGER investigation_hour_counts_on_delete AFTER DELETE ON investigations
+CREATE TRIGGER investigation_tag_count_deltas_on_delete AFTER DELETE ON investigation_tags
 BEGIN
-    UPDATE investigation_hour_counts SET n = n - 1
-    WHERE status = OLD.status AND hour = (OLD.alert_create_time
-        - ((OLD.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000;
+    INSERT INTO investigation_tag_count_deltas (name, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT OLD.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
+           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, -1
+    FROM investigations i WHERE i.id = OLD.investigation_id;
 END;
 
-CREATE TRIGGER investigation_hour_counts_on_insert AFTER INSERT ON investigations
+CREATE TRIGGER investigation_tag_count_deltas_on_insert AFTER INSERT ON investigation_tags
 BEGIN
-    INSERT INTO investigation_hour_counts (status, hour, n)
-    VALUES (NEW.status, (NEW.alert_create_time
-        - ((NEW.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000, 1)
-    ON CONFLICT (status, hour) DO UPDATE SET n = n + 1;
+    INSERT INTO investigation_tag_count_deltas (name, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT NEW.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
+           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, 1
+    FROM investigations i WHERE i.id = NEW.investigation_id;
 END;
 
-CREATE TRIGGER investigation_hour_counts_on_update
-AFTER UPDATE OF status, alert_create_time ON investigations
-WHEN OLD.status IS NOT NEW.status OR OLD.alert_create_time IS NOT NEW.alert_create_time
+CREATE TRIGGER investigation_tag_count_deltas_on_investigation_update
+AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
+    tenant_id, tenant_label, tenant_integration_key ON investigations
+WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
+    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
+    OR OLD.direct_source_label IS NOT NEW.direct_source_label
+    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
+    OR OLD.tenant_label IS NOT NEW.tenant_label
+    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
 BEGIN
-    UPDATE investigation_hour_counts SET n = n - 1
-    WHERE status = OLD.status AND hour = (OLD.alert_create_time
-        - ((OLD.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000;
-    INSERT INTO investigation_hour_counts (status, hour, n)
-    VALUES (NEW.status, (NEW.alert_create_time
-        - ((NEW.alert_create_time % 3600000000) + 3600000000) % 3600000000) / 3600000000, 1)
-    ON CONFLICT (status, hour) DO UPDATE SET n = n + 1;
+    INSERT INTO investigation_tag_count_deltas (name, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT t.name, OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
+           OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label,
+           OLD.tenant_integration_key, -1
+    FROM investigation_tags t WHERE t.investigation_id = OLD.id
+    UNION ALL
+    SELECT t.name, NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
+           NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
+           NEW.tenant_integration_key, 1
+    FROM investigation_tags t WHERE t.investigation_id = NEW.id;
+END;
+
+CREATE TRIGGER investigation_tag_count_deltas_on_update
+AFTER UPDATE OF name, investigation_id ON investigation_tags
+BEGIN
+    INSERT INTO investigation_tag_count_deltas (name, status, canceled, priority, alert_type,
+        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+        n)
+    SELECT OLD.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
+           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, -1
+    FROM investigations i WHERE i.id = OLD.investigation_id
+    UNION ALL
+    SELECT NEW.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
+           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, 1
+    FROM investigations i WHERE i.id = NEW.investigation_id;
 END;
 
 CREATE TRIGGER investigation_tag_counts_drop_zero AFTER UPDATE OF n ON investigation_tag_counts
@@ -968,203 +964,10 @@ BEGIN
     DELETE FROM investigation_tag_counts WHERE group_key = NEW.group_key;
 END;
 
-CREATE TRIGGER investigation_tag_counts_on_delete AFTER DELETE ON investigation_tags
-BEGIN
-    UPDATE investigation_tag_counts SET n = n - 1
-    WHERE group_key = (SELECT json_array(OLD.name, i.status, i.canceled, i.priority,
-        i.alert_type, i.direct_source_label, i.tenant_union_id, i.tenant_id, i.tenant_label,
-        i.tenant_integration_key) FROM investigations i WHERE i.id = OLD.investigation_id);
-END;
-
-CREATE TRIGGER investigation_tag_counts_on_insert AFTER INSERT ON investigation_tags
-BEGIN
-    INSERT INTO investigation_tag_counts (group_key, name, status, canceled, priority,
-        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(NEW.name, i.status, i.canceled, i.priority, i.alert_type,
-               i.direct_source_label, i.tenant_union_id, i.tenant_id, i.tenant_label,
-               i.tenant_integration_key),
-           NEW.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
-           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, 1
-    FROM investigations i WHERE i.id = NEW.investigation_id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER investigation_tag_counts_on_investigation_update
-AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
-    tenant_id, tenant_label, tenant_integration_key ON investigations
-WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
-    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
-    OR OLD.direct_source_label IS NOT NEW.direct_source_label
-    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
-    OR OLD.tenant_label IS NOT NEW.tenant_label
-    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
-BEGIN
-    UPDATE investigation_tag_counts SET n = n - 1
-    WHERE group_key IN (SELECT json_array(t.name, OLD.status, OLD.canceled, OLD.priority,
-        OLD.alert_type, OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id,
-        OLD.tenant_label, OLD.tenant_integration_key)
-        FROM investigation_tags t WHERE t.investigation_id = OLD.id);
-    INSERT INTO investigation_tag_counts (group_key, name, status, canceled, priority,
-        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(t.name, NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
-               NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
-               NEW.tenant_integration_key),
-           t.name, NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
-           NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
-           NEW.tenant_integration_key, 1
-    FROM investigation_tags t WHERE t.investigation_id = NEW.id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER investigation_tag_counts_on_update
-AFTER UPDATE OF name, investigation_id ON investigation_tags
-BEGIN
-    UPDATE investigation_tag_counts SET n = n - 1
-    WHERE group_key = (SELECT json_array(OLD.name, i.status, i.canceled, i.priority,
-        i.alert_type, i.direct_source_label, i.tenant_union_id, i.tenant_id, i.tenant_label,
-        i.tenant_integration_key) FROM investigations i WHERE i.id = OLD.investigation_id);
-    INSERT INTO investigation_tag_counts (group_key, name, status, canceled, priority,
-        alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(NEW.name, i.status, i.canceled, i.priority, i.alert_type,
-               i.direct_source_label, i.tenant_union_id, i.tenant_id, i.tenant_label,
-               i.tenant_integration_key),
-           NEW.name, i.status, i.canceled, i.priority, i.alert_type, i.direct_source_label,
-           i.tenant_union_id, i.tenant_id, i.tenant_label, i.tenant_integration_key, 1
-    FROM investigations i WHERE i.id = NEW.investigation_id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
 CREATE TRIGGER investigation_tag_facet_counts_drop_zero AFTER UPDATE OF n
 ON investigation_tag_facet_counts WHEN NEW.n = 0
 BEGIN
     DELETE FROM investigation_tag_facet_counts WHERE group_key = NEW.group_key;
-END;
-
-CREATE TRIGGER investigation_tag_facet_counts_on_delete AFTER DELETE ON investigation_tags
-BEGIN
-    UPDATE investigation_tag_facet_counts SET n = n - 1
-    WHERE group_key IN (
-        SELECT json_array(OLD.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END)
-        FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-        WHERE i.id = OLD.investigation_id);
-END;
-
-CREATE TRIGGER investigation_tag_facet_counts_on_insert AFTER INSERT ON investigation_tags
-BEGIN
-    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
-        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(NEW.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END),
-           NEW.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END, 1
-    FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-    WHERE i.id = NEW.investigation_id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER investigation_tag_facet_counts_on_investigation_update
-AFTER UPDATE OF status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
-    tenant_id, tenant_label, tenant_integration_key ON investigations
-WHEN OLD.status IS NOT NEW.status OR OLD.canceled IS NOT NEW.canceled
-    OR OLD.priority IS NOT NEW.priority OR OLD.alert_type IS NOT NEW.alert_type
-    OR OLD.direct_source_label IS NOT NEW.direct_source_label
-    OR OLD.tenant_union_id IS NOT NEW.tenant_union_id OR OLD.tenant_id IS NOT NEW.tenant_id
-    OR OLD.tenant_label IS NOT NEW.tenant_label
-    OR OLD.tenant_integration_key IS NOT NEW.tenant_integration_key
-BEGIN
-    UPDATE investigation_tag_facet_counts SET n = n - 1
-    WHERE group_key IN (
-        SELECT json_array(t.name, f.facet, OLD.status, OLD.canceled, OLD.priority,
-           CASE f.facet WHEN 'type' THEN OLD.alert_type END,
-           CASE f.facet WHEN 'source' THEN OLD.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN OLD.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN OLD.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN OLD.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN OLD.tenant_integration_key END)
-        FROM investigation_tags t, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-        WHERE t.investigation_id = OLD.id);
-    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
-        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(t.name, f.facet, NEW.status, NEW.canceled, NEW.priority,
-           CASE f.facet WHEN 'type' THEN NEW.alert_type END,
-           CASE f.facet WHEN 'source' THEN NEW.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_integration_key END),
-           t.name, f.facet, NEW.status, NEW.canceled, NEW.priority,
-           CASE f.facet WHEN 'type' THEN NEW.alert_type END,
-           CASE f.facet WHEN 'source' THEN NEW.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN NEW.tenant_integration_key END, 1
-    FROM investigation_tags t, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-    WHERE t.investigation_id = NEW.id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER investigation_tag_facet_counts_on_update
-AFTER UPDATE OF name, investigation_id ON investigation_tags
-BEGIN
-    UPDATE investigation_tag_facet_counts SET n = n - 1
-    WHERE group_key IN (
-        SELECT json_array(OLD.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END)
-        FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-        WHERE i.id = OLD.investigation_id);
-    INSERT INTO investigation_tag_facet_counts (group_key, name, facet, status, canceled,
-        priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label,
-        tenant_integration_key, n)
-    SELECT json_array(NEW.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END),
-           NEW.name, f.facet, i.status, i.canceled, i.priority,
-           CASE f.facet WHEN 'type' THEN i.alert_type END,
-           CASE f.facet WHEN 'source' THEN i.direct_source_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_union_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_id END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_label END,
-           CASE f.facet WHEN 'tenant' THEN i.tenant_integration_key END, 1
-    FROM investigations i, (SELECT 'all' AS facet UNION ALL SELECT 'type'
-        UNION ALL SELECT 'source' UNION ALL SELECT 'tenant') f
-    WHERE i.id = NEW.investigation_id
-    ON CONFLICT (group_key) DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER investigation_tags_copy_on_insert AFTER INSERT ON investigation_tags

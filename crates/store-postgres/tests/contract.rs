@@ -27,80 +27,18 @@ sleuth_test_support::strategy_contract_tests!(open());
 sleuth_test_support::connector_contract_tests!(open());
 sleuth_test_support::sign_in_contract_tests!(open());
 
-/// Counts per state as the list reports them (from `investigation_counts`), then per state
-/// of the investigations tagged `tagged` (from `investigation_tag_counts`).
-async fn state_totals(store: &dyn Store) -> Vec<u64> {
-    // A range of whole hours: counted from `investigation_hour_counts` (migration 0016).
-    let whole_days = sleuth_store::TimeRange {
-        from: Some(sleuth_test_support::fixtures::time(-10_000)),
-        until: Some(sleuth_test_support::fixtures::time(10_000)),
-    };
-    let mut totals = Vec::new();
-    for (tags, alert_create) in [
-        (vec![], sleuth_store::TimeRange::default()),
-        (
-            vec!["tagged".to_string()],
-            sleuth_store::TimeRange::default(),
-        ),
-        (vec![], whole_days),
-    ] {
-        for state in sleuth_domain::InvestigationStatus::ALL {
-            let query = sleuth_store::InvestigationQuery {
-                states: vec![*state],
-                insight_tag_names: tags.clone(),
-                alert_create,
-                ..Default::default()
-            };
-            let page = store.list_investigations(&query).await.expect("list");
-            totals.push(page.total);
-        }
-    }
-    totals
-}
-
 /// PostgreSQL's list counts are deltas that the store folds in the background (migrations
 /// 0007, 0008 and 0016): folding, even by two processes at once, changes no count and
 /// leaves one row per combination of counted columns (and tag name, or hour).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folding_the_count_deltas_changes_no_count() {
-    use sleuth_domain::{Outcome, Priority};
-    use sleuth_store::Finish;
-    use sleuth_test_support::fixtures::{self, simple_alert, time};
     let Some(database) = postgres::fresh_database().await else {
         return;
     };
     let store = sleuth_store_postgres::open(database.url(), &Default::default())
         .await
         .expect("open postgres");
-    let mut created = Vec::new();
-    for index in 0..8 {
-        let alert = simple_alert(&format!("alert {}", index % 2), index);
-        created.push(
-            store
-                .create_investigation(alert, index >= 2)
-                .await
-                .unwrap()
-                .investigation_id(),
-        );
-    }
-    for id in &created[..3] {
-        store.cancel_investigation(*id, time(10)).await.unwrap();
-    }
-    let jobs = store
-        .claim_jobs("w", 10, chrono::Duration::minutes(1), time(11))
-        .await
-        .unwrap();
-    for job in &jobs {
-        let mut result = fixtures::result(Outcome::FalseAlert, Priority::Notable, "tagged");
-        result.insight_tags.insert("tagged".into(), true.into());
-        let finish = Finish::Completed {
-            result: Box::new(result),
-            ignored_for: None,
-        };
-        assert!(store.finish_job(job, &finish, time(12)).await.unwrap());
-    }
-    let before = state_totals(&store).await;
-    assert_eq!(before, [0, 0, 5, 3, 0, 0, 5, 0, 0, 0, 5, 3], "{before:?}");
+    let before = sleuth_test_support::counts::store_a_counted_mix(&store).await;
     // However the writes batched (one delta row per combination and statement), both
     // folders fold: the background folder's threshold is not what is tested here.
     let (first, second) = tokio::join!(
@@ -109,16 +47,19 @@ async fn folding_the_count_deltas_changes_no_count() {
     );
     first.unwrap();
     second.unwrap();
-    assert_eq!(state_totals(&store).await, before);
+    assert_eq!(
+        sleuth_test_support::counts::state_totals(&store).await,
+        before
+    );
     let (rows, combinations): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COUNT(DISTINCT (status, canceled, alert_type)) FROM investigation_counts",
+        "SELECT COUNT(*), COUNT(DISTINCT (status, canceled, priority, alert_type)) FROM investigation_counts",
     )
     .fetch_one(store.pool())
     .await
     .unwrap();
     assert_eq!(rows, combinations, "one row per combination once folded");
     let (rows, combinations): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COUNT(DISTINCT (name, status, canceled, alert_type)) \
+        "SELECT COUNT(*), COUNT(DISTINCT (name, status, canceled, priority, alert_type)) \
          FROM investigation_tag_counts",
     )
     .fetch_one(store.pool())

@@ -24,6 +24,7 @@ mod finish_batch;
 mod group_commit;
 mod history;
 mod investigations;
+mod kept_counts;
 mod key_cache;
 mod list;
 mod list_days;
@@ -61,6 +62,7 @@ use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
 pub use count_folding::fold_counts_now;
+pub use kept_counts::fold_sqlite_counts_now;
 pub use migrate::Migration;
 pub use queue::sqlite_claim_pick_plan;
 pub use system_events::sqlite_system_events_after_plan;
@@ -141,9 +143,9 @@ pub struct SqlStore {
     keys: Arc<key_cache::KeyCache>,
     /// The readiness check's own connection, outside the pool (see `readiness`).
     readiness: Arc<readiness::ReadinessConnection>,
-    /// PostgreSQL: the task folding the list's count deltas (see `count_folding`),
-    /// stopped when the last clone of the store is dropped.
-    _count_folding: Option<Arc<AbortOnDrop>>,
+    /// The task folding the list's count deltas (`count_folding` on PostgreSQL,
+    /// `kept_counts` on SQLite), stopped when the last clone of the store is dropped.
+    _count_folding: Arc<AbortOnDrop>,
 }
 
 /// Aborts a background task when dropped.
@@ -199,12 +201,10 @@ impl SqlStore {
             },
             group_commit::BATCH_MAX,
         );
-        let count_folding = match dialect {
-            Dialect::Postgres => Some(Arc::new(AbortOnDrop(count_folding::spawn_count_folding(
-                pool.clone(),
-            )))),
-            Dialect::Sqlite => None,
-        };
+        let count_folding = Arc::new(AbortOnDrop(match dialect {
+            Dialect::Postgres => count_folding::spawn_count_folding(pool.clone()),
+            Dialect::Sqlite => kept_counts::spawn_sqlite_folding(pool.clone(), writers.clone()),
+        }));
         SqlStore {
             readiness: Arc::new(readiness::ReadinessConnection::new(pool.clone())),
             pool,

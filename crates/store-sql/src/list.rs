@@ -2,9 +2,10 @@
 //! broken by id, so pages never repeat or skip), and the total count.
 //!
 //! A list never counts a million rows, nor sums a row per distinct type. Triggers keep
-//! exact counts in the same transaction as every change (in place on SQLite, where a row
-//! that reaches zero is dropped; as insert-only deltas on PostgreSQL that a background
-//! task folds, dropping sums of zero, so concurrent writers never wait on a counter).
+//! exact counts in the same transaction as every change, as deltas that are folded in
+//! the background (`kept_counts`: on SQLite appended to delta tables that a list reads
+//! with the kept rows; on PostgreSQL inserted into the kept tables themselves, so
+//! concurrent writers never wait on a counter); a combination that reaches zero is dropped.
 //! `investigation_facet_counts` (migration facet_counts) holds them per state, stop reason
 //! and priority, alone and with each of type, source and tenant, and with the tenant union
 //! alone and type and source together (migration union_and_type_source_facets): a list
@@ -45,6 +46,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::SqlBuilder;
+use crate::kept_counts::KeptCounts;
 use crate::list_days::{self, DayPart};
 use crate::list_plan::{
     Branch, CountFrom, Facet, Filters, KeptSizes, count_from, needs_state_sizes, plan_branches,
@@ -146,20 +148,23 @@ async fn count_by_state(
         [state] if by_rows => Some(state),
         _ => None,
     };
-    let mut count = SqlBuilder::new(match &from {
+    let mut count = SqlBuilder::new(&match &from {
         CountFrom::Tags(names) => {
             return count_tag_union(connection, dialect, query, names).await;
         }
         CountFrom::TenantNames => return count_tenant_names(connection, dialect, query).await,
         CountFrom::Hours => {
-            if let Some(counts) = count_hours(connection, query).await? {
+            if let Some(counts) = count_hours(connection, dialect, query).await? {
                 return Ok(counts);
             }
             // A range inside one hour: its rows are counted below.
-            rows_count(one_state)
+            rows_count(one_state).to_string()
         }
-        CountFrom::Combinations => SUM_COUNTS_BY_STATE,
-        CountFrom::Facet(facet) => facet.sum_by_state(),
+        CountFrom::Combinations => format!(
+            "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n FROM {} i WHERE ",
+            KeptCounts::Combinations.from(dialect, None)
+        ),
+        CountFrom::Facet(facet) => facet.sum_by_state(dialect),
         CountFrom::Search(state) => {
             if let Some(counts) =
                 list_search::count_in_state(connection, dialect, query, *state).await?
@@ -167,9 +172,9 @@ async fn count_by_state(
                 return Ok(counts);
             }
             // Counted by its rows below.
-            rows_count(one_state)
+            rows_count(one_state).to_string()
         }
-        CountFrom::Rows => rows_count(one_state),
+        CountFrom::Rows => rows_count(one_state).to_string(),
     });
     push_states(&mut count, "i.status", query)?;
     push_grouped(&mut count, dialect, query, Access::Any)?;
@@ -194,11 +199,11 @@ async fn count_tenant_names(
     query: &InvestigationQuery,
 ) -> StoreResult<Vec<(InvestigationStatus, u64)>> {
     let names = &query.alert_tenants;
-    let mut count = SqlBuilder::new(
+    let mut count = SqlBuilder::new(&format!(
         "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM (\
-         SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i \
-         WHERE i.facet = 'union' AND ",
-    );
+         SELECT i.status AS status, i.n AS n FROM {} i WHERE i.facet = 'union' AND ",
+        KeptCounts::Facet(Facet::Union).from(dialect, None)
+    ));
     push_states(&mut count, "i.status", query)?;
     push_counted(&mut count, dialect, query, Access::Any)?;
     crate::scope::push_union_filter(&mut count, "i.tenant_union_id", &query.scope)?;
@@ -213,13 +218,11 @@ async fn count_tenant_names(
         ("tenant_label", "investigation_facet_counts_by_tenant_label"),
         ("tenant_id", "investigation_facet_counts_by_tenant_id"),
     ] {
-        count.push(
-            " UNION ALL SELECT i.status AS status, i.n AS n FROM investigation_facet_counts i",
-        );
-        if dialect == Dialect::Sqlite {
-            count.push(&format!(" INDEXED BY {index}"));
-        }
-        count.push(&format!(" WHERE i.facet = 'tenant' AND i.{column} IN "));
+        count.push(&format!(
+            " UNION ALL SELECT i.status AS status, i.n AS n FROM {} i \
+             WHERE i.facet = 'tenant' AND i.{column} IN ",
+            KeptCounts::Facet(Facet::Tenant).from(dialect, Some(index))
+        ));
         count.bind_list(names.iter().cloned())?;
         if column == "tenant_id" {
             count.push(" AND (i.tenant_label IS NULL OR i.tenant_label NOT IN ");
@@ -272,6 +275,7 @@ const HOUR_MICROS: i64 = 3_600_000_000;
 /// `None` when the range lies inside one hour, which is counted by its rows.
 async fn count_hours(
     connection: &mut AnyConnection,
+    dialect: Dialect,
     query: &InvestigationQuery,
 ) -> StoreResult<Option<Vec<(InvestigationStatus, u64)>>> {
     let from = query.alert_create.from.map(rows::micros);
@@ -287,10 +291,11 @@ async fn count_hours(
     {
         return Ok(None);
     }
-    let mut count = SqlBuilder::new(
+    let hours = KeptCounts::Hours.from(dialect, None);
+    let mut count = SqlBuilder::new(&format!(
         "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM (\
-         SELECT i.status AS status, i.n AS n FROM investigation_hour_counts i WHERE ",
-    );
+         SELECT i.status AS status, i.n AS n FROM {hours} i WHERE "
+    ));
     push_states(&mut count, "i.status", query)?;
     if let Some(first) = first_hour {
         count.push(" AND i.hour >= ");
@@ -316,10 +321,9 @@ async fn count_hours(
         match rest_of_hour(start, end) {
             // Most of the hour: its kept count, less the rows of the rest of it.
             Some((rest_start, rest_end)) => {
-                count.push(
-                    " UNION ALL SELECT i.status AS status, i.n AS n \
-                     FROM investigation_hour_counts i WHERE ",
-                );
+                count.push(&format!(
+                    " UNION ALL SELECT i.status AS status, i.n AS n FROM {hours} i WHERE "
+                ));
                 push_states(&mut count, "i.status", query)?;
                 count.push(" AND i.hour = ");
                 count.bind(start.div_euclid(HOUR_MICROS))?;
@@ -495,10 +499,14 @@ fn push_kept_tag_counts(
 ) -> StoreResult<()> {
     match Facet::of_tag_query(query) {
         Some(facet) => builder.push(&format!(
-            "FROM investigation_tag_facet_counts i WHERE i.facet = '{}' AND i.name IN ",
+            "FROM {} i WHERE i.facet = '{}' AND i.name IN ",
+            KeptCounts::TagFacet(facet).from(dialect, None),
             facet.name()
         )),
-        None => builder.push("FROM investigation_tag_counts i WHERE i.name IN "),
+        None => builder.push(&format!(
+            "FROM {} i WHERE i.name IN ",
+            KeptCounts::TagCombinations.from(dialect, None)
+        )),
     };
     builder.bind_list(names.iter().map(|name| name.to_string()))?;
     builder.push(" AND ");
@@ -534,11 +542,6 @@ fn push_tag_rows(
     }
     Ok(())
 }
-
-/// Sums `investigation_counts` (alias `i`, like the investigations it counts) per state;
-/// the filters follow. PostgreSQL's SUM of BIGINT is NUMERIC, hence the cast.
-const SUM_COUNTS_BY_STATE: &str = "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
-     FROM investigation_counts i WHERE ";
 
 /// Under an alert-creation range that the sort order cannot seek into, the successes, if
 /// their matches would be read and sorted, are read one alert day at a time instead
@@ -605,7 +608,7 @@ async fn page_branches(
 ) -> StoreResult<(Vec<Branch>, KeptSizes)> {
     let mut kept = KeptSizes::default();
     if needs_state_sizes(query) {
-        let mut in_states = SqlBuilder::new(Facet::All.sum_by_state());
+        let mut in_states = SqlBuilder::new(&Facet::All.sum_by_state(dialect));
         push_states(&mut in_states, "i.status", query)?;
         in_states.push(" GROUP BY i.status");
         kept.in_state = sizes_by_state(connection, in_states).await?;

@@ -11,6 +11,7 @@ use sleuth_domain::{InvestigationStatus, Priority};
 use sleuth_store::{InvestigationQuery, SortKey, search_phrases};
 
 use crate::Dialect;
+use crate::kept_counts::KeptCounts;
 use crate::list_days::DayPart;
 use crate::list_sql::Access;
 use crate::rows::priority_rank;
@@ -141,14 +142,6 @@ pub(crate) enum CountFrom<'a> {
     Rows,
 }
 
-/// The start of `Facet::sum_by_state`, up to the facet's name.
-macro_rules! sum_facet_by_state {
-    () => {
-        "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n \
-         FROM investigation_facet_counts i WHERE i.facet = "
-    };
-}
-
 /// A facet of `investigation_facet_counts`: which of the type, source and tenant columns
 /// its rows hold besides the state, stop reason and priority. The tag counts
 /// (`investigation_tag_facet_counts`) keep the first four only (`Facet::of_tag_query`).
@@ -211,6 +204,54 @@ impl Facet {
         }
     }
 
+    /// Every facet of `investigation_facet_counts`.
+    pub(crate) const ALL: [Facet; 6] = [
+        Facet::All,
+        Facet::Type,
+        Facet::Source,
+        Facet::Tenant,
+        Facet::Union,
+        Facet::TypeSource,
+    ];
+
+    /// The facet's row of a combination (`kept_counts`): its name, the state, stop reason
+    /// and priority, the columns it keeps, NULL for the others; in the order of the kept
+    /// tables' columns.
+    pub(crate) fn projection(self) -> &'static str {
+        match self {
+            Facet::All => {
+                "'all' AS facet, status, canceled, priority, NULL AS alert_type, \
+                 NULL AS direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
+                 NULL AS tenant_label, NULL AS tenant_integration_key"
+            }
+            Facet::Type => {
+                "'type' AS facet, status, canceled, priority, alert_type, \
+                 NULL AS direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
+                 NULL AS tenant_label, NULL AS tenant_integration_key"
+            }
+            Facet::Source => {
+                "'source' AS facet, status, canceled, priority, NULL AS alert_type, \
+                 direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
+                 NULL AS tenant_label, NULL AS tenant_integration_key"
+            }
+            Facet::Tenant => {
+                "'tenant' AS facet, status, canceled, priority, NULL AS alert_type, \
+                 NULL AS direct_source_label, tenant_union_id, tenant_id, tenant_label, \
+                 tenant_integration_key"
+            }
+            Facet::Union => {
+                "'union' AS facet, status, canceled, priority, NULL AS alert_type, \
+                 NULL AS direct_source_label, tenant_union_id, NULL AS tenant_id, \
+                 NULL AS tenant_label, NULL AS tenant_integration_key"
+            }
+            Facet::TypeSource => {
+                "'type_source' AS facet, status, canceled, priority, alert_type, \
+                 direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
+                 NULL AS tenant_label, NULL AS tenant_integration_key"
+            }
+        }
+    }
+
     /// The facet's name in the counts tables.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -225,15 +266,13 @@ impl Facet {
 
     /// Sums the facet's rows (alias `i`, like the investigations they count) per state;
     /// the filters follow.
-    pub(crate) fn sum_by_state(self) -> &'static str {
-        match self {
-            Facet::All => concat!(sum_facet_by_state!(), "'all' AND "),
-            Facet::Type => concat!(sum_facet_by_state!(), "'type' AND "),
-            Facet::Source => concat!(sum_facet_by_state!(), "'source' AND "),
-            Facet::Tenant => concat!(sum_facet_by_state!(), "'tenant' AND "),
-            Facet::Union => concat!(sum_facet_by_state!(), "'union' AND "),
-            Facet::TypeSource => concat!(sum_facet_by_state!(), "'type_source' AND "),
-        }
+    pub(crate) fn sum_by_state(self, dialect: Dialect) -> String {
+        format!(
+            "SELECT i.status AS status, CAST(SUM(i.n) AS BIGINT) AS n FROM {} i \
+             WHERE i.facet = '{}' AND ",
+            KeptCounts::Facet(self).from(dialect, None),
+            self.name()
+        )
     }
 }
 

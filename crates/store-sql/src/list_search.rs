@@ -48,7 +48,7 @@ pub(crate) async fn count_in_state(
         .filter(|other| **other != state)
         .map(|other| other.as_str().to_string())
         .collect();
-    let mut kept = SqlBuilder::new(Facet::All.sum_by_state());
+    let mut kept = SqlBuilder::new(&Facet::All.sum_by_state(dialect));
     kept.push("i.status IN ");
     kept.bind_list(others.iter().cloned())?;
     kept.push(" GROUP BY i.status");

@@ -184,6 +184,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "notification_retention",
         sql: include_str!("../migrations/0034_notification_retention.sql"),
     },
+    Migration {
+        version: 35,
+        name: "count_deltas",
+        sql: include_str!("../migrations/0035_count_deltas.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

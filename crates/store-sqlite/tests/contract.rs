@@ -27,3 +27,113 @@ sleuth_test_support::strategy_contract_tests!(open());
 sleuth_test_support::connector_contract_tests!(open());
 sleuth_test_support::sign_in_contract_tests!(open());
 sleuth_test_support::notification_contract_tests!(open());
+
+/// SQLite's list counts take their changes as appended deltas that the writer folds in
+/// (migration count_deltas): the lists count the same before and after a fold, the fold
+/// empties the delta tables, and what it leaves is what the investigations themselves
+/// count, for the combinations, every facet, the tags and the hours.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folding_the_count_deltas_changes_no_count() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let store = sleuth_store_sqlite::open(
+        &url_of(&directory),
+        &sleuth_store_sqlite::SqliteOptions::default(),
+    )
+    .await
+    .expect("open sqlite");
+    let before = sleuth_test_support::counts::store_a_counted_mix(&store).await;
+    sleuth_store_sql::fold_sqlite_counts_now(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        sleuth_test_support::counts::state_totals(&store).await,
+        before
+    );
+    let deltas: i64 = sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM investigation_count_deltas) \
+         + (SELECT COUNT(*) FROM investigation_tag_count_deltas) \
+         + (SELECT COUNT(*) FROM investigation_hour_count_deltas)",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(deltas, 0, "a fold leaves no delta behind");
+
+    // Each kept table, row for row, against the investigations counted directly: the
+    // combinations, each facet (the columns it keeps besides state, stop reason and
+    // priority), each facet per tag, and the hours.
+    let combination = "status, canceled, priority, alert_type, direct_source_label, \
+                       tenant_union_id, tenant_id, tenant_label, tenant_integration_key";
+    let mut agreeing = vec![
+        (
+            format!("SELECT {combination}, n FROM investigation_counts"),
+            format!("SELECT {combination}, COUNT(*) FROM investigations GROUP BY {combination}"),
+        ),
+        (
+            format!("SELECT name, {combination}, n FROM investigation_tag_counts"),
+            format!(
+                "SELECT t.name, {tagged}, COUNT(*) FROM investigation_tags t \
+                 JOIN investigations i ON i.id = t.investigation_id GROUP BY t.name, {tagged}",
+                tagged = prefixed(combination)
+            ),
+        ),
+        (
+            "SELECT status, hour, n FROM investigation_hour_counts".to_string(),
+            "SELECT status, (alert_create_time - ((alert_create_time % 3600000000) \
+             + 3600000000) % 3600000000) / 3600000000 AS hour, COUNT(*) FROM investigations \
+             GROUP BY 1, 2"
+                .to_string(),
+        ),
+    ];
+    let facets = [
+        ("all", ""),
+        ("type", ", alert_type"),
+        ("source", ", direct_source_label"),
+        (
+            "tenant",
+            ", tenant_union_id, tenant_id, tenant_label, tenant_integration_key",
+        ),
+        ("union", ", tenant_union_id"),
+        ("type_source", ", alert_type, direct_source_label"),
+    ];
+    for (facet, kept_columns) in facets {
+        let columns = format!("status, canceled, priority{kept_columns}");
+        agreeing.push((
+            format!("SELECT {columns}, n FROM investigation_facet_counts WHERE facet = '{facet}'"),
+            format!("SELECT {columns}, COUNT(*) FROM investigations GROUP BY {columns}"),
+        ));
+        if matches!(facet, "all" | "type" | "source" | "tenant") {
+            let tagged = prefixed(&columns);
+            agreeing.push((
+                format!(
+                    "SELECT name, {columns}, n FROM investigation_tag_facet_counts \
+                     WHERE facet = '{facet}'"
+                ),
+                format!(
+                    "SELECT t.name, {tagged}, COUNT(*) FROM investigation_tags t \
+                     JOIN investigations i ON i.id = t.investigation_id \
+                     GROUP BY t.name, {tagged}"
+                ),
+            ));
+        }
+    }
+    for (kept, counted) in agreeing {
+        let differing: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM (SELECT * FROM ({kept}) EXCEPT SELECT * FROM ({counted}) \
+             UNION ALL SELECT * FROM (SELECT * FROM ({counted}) EXCEPT SELECT * FROM ({kept})))"
+        )))
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(differing, 0, "{kept}");
+    }
+}
+
+/// `columns` (comma-separated) each prefixed with the alias `i.`.
+fn prefixed(columns: &str) -> String {
+    columns
+        .split(',')
+        .map(|column| format!("i.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -11,6 +11,7 @@ pub mod contract_notifications;
 pub mod contract_response_actions;
 pub mod contract_sign_in;
 pub mod contract_strategies;
+pub mod counts;
 pub mod fixtures;
 pub mod postgres;
 pub mod raw_http;
