@@ -129,7 +129,8 @@ pub(crate) fn spawn_sqlite_folding(
 }
 
 async fn fold_if_any(pool: &AnyPool, writers: &WriterConnections) -> StoreResult<()> {
-    let any: bool = sqlx::query_scalar(
+    // An integer, not a bool: the Any driver hands SQLite's truth values over as BIGINT.
+    let any: i64 = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM investigation_count_deltas) \
          OR EXISTS (SELECT 1 FROM investigation_tag_count_deltas) \
          OR EXISTS (SELECT 1 FROM investigation_hour_count_deltas)",
@@ -137,7 +138,7 @@ async fn fold_if_any(pool: &AnyPool, writers: &WriterConnections) -> StoreResult
     .fetch_one(pool)
     .await
     .db()?;
-    if any {
+    if any != 0 {
         writers.write(fold_sqlite).await?;
     }
     Ok(())
@@ -215,11 +216,4 @@ fn add_sums(table: &str, columns: &str, deltas: &str) -> String {
          GROUP BY {columns} HAVING SUM(n) <> 0 \
          ON CONFLICT (group_key) DO UPDATE SET n = n + excluded.n"
     )
-}
-
-/// Folds SQLite's count deltas now, for a test that needs them folded (the background
-/// folder runs on its own clock).
-pub async fn fold_sqlite_counts_now(pool: &AnyPool) -> StoreResult<()> {
-    let mut connection = pool.acquire().await.db()?;
-    fold_sqlite(&mut connection).await
 }

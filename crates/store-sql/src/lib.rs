@@ -62,7 +62,6 @@ use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
 pub use count_folding::fold_counts_now;
-pub use kept_counts::fold_sqlite_counts_now;
 pub use migrate::Migration;
 pub use queue::sqlite_claim_pick_plan;
 pub use system_events::sqlite_system_events_after_plan;
