@@ -9,7 +9,6 @@
 //! Everything here came from an alert, which an attacker may have written: every value
 //! is an escaped maud splice, the raw alert included.
 
-use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
@@ -20,6 +19,7 @@ use serde_json::Value;
 use sleuth_domain::{InvestigationStatus, Outcome, Priority, Role};
 use sleuth_store::{InvestigationRecord, NoteRecord, ScriptRunRecord};
 
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{
     api_error_page, error_page, html_response, outcome_class, outcome_label, priority_class,
     query_string, shell, time,
@@ -355,7 +355,7 @@ pub(crate) async fn feedback(
     State(state): State<AppState>,
     signed_in: SignedIn,
     Path(raw_id): Path<String>,
-    Form(form): Form<FeedbackForm>,
+    ConsoleForm(form): ConsoleForm<FeedbackForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -380,7 +380,7 @@ pub(crate) async fn add_note(
     State(state): State<AppState>,
     signed_in: SignedIn,
     Path(raw_id): Path<String>,
-    Form(form): Form<NoteForm>,
+    ConsoleForm(form): ConsoleForm<NoteForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;

@@ -121,6 +121,10 @@ pub(crate) fn router() -> Router<AppState> {
             post(settings::user_password),
         )
         .route(
+            "/settings/users/{user_id}/unions",
+            post(settings::user_unions),
+        )
+        .route(
             "/settings/unions",
             get(settings::unions).post(settings::union_create),
         )

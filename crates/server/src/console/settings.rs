@@ -35,7 +35,7 @@ mod users;
 
 pub(crate) use memory::{memory_add, memory_page, memory_remove};
 pub(crate) use unions::{union_create, union_page, union_save, unions};
-pub(crate) use users::{user_change, user_create, user_page, user_password, users};
+pub(crate) use users::{user_change, user_create, user_page, user_password, user_unions, users};
 
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;

@@ -9,18 +9,19 @@
 
 use std::time::Instant;
 
+use axum::Extension;
 use axum::extract::{FromRequestParts, Query, State};
 use axum::http::header::{LOCATION, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
 use maud::{Markup, html};
 use serde::Deserialize;
 use sleuth_store::{KeyHash, NewSession, User};
 
 use crate::audit::AuditSlot;
 use crate::connections::PeerAddress;
+use crate::console::form::ConsoleForm;
 use crate::console::pages::{api_error_page, error_page, html_response, shell};
 use crate::console::session::{
     self, AnySignedIn, CookieNames, SIGN_IN_COOKIE_SECONDS, cookie, random_token, same_secret,
@@ -205,7 +206,7 @@ pub(crate) async fn submit(
     ClientAddress(address): ClientAddress,
     audit: Option<Extension<AuditSlot>>,
     headers: HeaderMap,
-    Form(form): Form<SignInForm>,
+    ConsoleForm(form): ConsoleForm<SignInForm>,
 ) -> Response {
     let names = CookieNames::of(&state);
     let next = local_next(Some(&form.next));
@@ -276,7 +277,7 @@ pub(crate) async fn sign_out(
     State(state): State<AppState>,
     AnySignedIn(signed_in): AnySignedIn,
     headers: HeaderMap,
-    Form(form): Form<CsrfForm>,
+    ConsoleForm(form): ConsoleForm<CsrfForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;
@@ -332,7 +333,7 @@ pub(crate) async fn change_password(
     AnySignedIn(signed_in): AnySignedIn,
     ClientAddress(address): ClientAddress,
     audit: Option<Extension<AuditSlot>>,
-    Form(form): Form<PasswordForm>,
+    ConsoleForm(form): ConsoleForm<PasswordForm>,
 ) -> Response {
     if let Some(refused) = signed_in.refuses_csrf(&form.csrf) {
         return refused;

@@ -42,7 +42,9 @@ macro_rules! on_both_backends {
 on_both_backends!(
     every_settings_form_refuses_bad_input_whole_and_changes_nothing,
     a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused,
+    the_forms_outside_settings_refuse_a_body_past_the_limit_with_a_page,
     a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only,
+    an_existing_users_unions_change_from_their_page,
 );
 
 /// Everything a settings form could change, as text to compare.
@@ -248,6 +250,7 @@ fn refused_forms(made: &Made) -> Vec<Refused> {
     let union = format!("/settings/unions/{}", made.union_id);
     let user = format!("/settings/users/{}", made.member_id);
     let password = format!("{user}/password");
+    let unions_of_user = format!("{user}/unions");
     let test_run = format!("/settings/actions/{}/test", made.script_id);
     let backtest = format!("/settings/strategies/{}/backtest", made.strategy_id);
     let email = "nia@example.com";
@@ -510,6 +513,41 @@ fn refused_forms(made: &Made) -> Vec<Refused> {
             "no such user",
         ),
         refused(
+            "user unions: none chosen",
+            &unions_of_user,
+            &[],
+            400,
+            "tenant_union_ids",
+        ),
+        refused(
+            "user unions: every union and one union together",
+            &unions_of_user,
+            &[("tenant_union_ids", ""), ("tenant_union_ids", &union_id)],
+            400,
+            "not both",
+        ),
+        refused(
+            "user unions: a union id that is a word",
+            &unions_of_user,
+            &[("tenant_union_ids", "acme")],
+            400,
+            "not a tenant union id",
+        ),
+        refused(
+            "user unions: a union that does not exist",
+            &unions_of_user,
+            &[("tenant_union_ids", "987654")],
+            400,
+            "987654",
+        ),
+        refused(
+            "user unions: a field the form does not have",
+            &unions_of_user,
+            &[("tenant_union_ids", &union_id), ("role", "admin")],
+            400,
+            "is not a field of this form",
+        ),
+        refused(
             "password: must_change neither checked nor unchecked",
             &password,
             &[
@@ -690,12 +728,49 @@ async fn every_settings_form_refuses_bad_input_whole_and_changes_nothing(app: Co
 
 type OversizedForm = (String, &'static str, Vec<(&'static str, &'static str)>);
 
+/// Sends each form with its padded field past the body limit, as the session of `cookie`,
+/// and asserts the console's 413 page and a store unchanged from `before`.
+async fn refuse_oversized(
+    app: &ConsoleApp,
+    cookie: &str,
+    csrf: &str,
+    forms: &[OversizedForm],
+    before: &str,
+) {
+    let padding = "x".repeat(app.state.settings().server.body_limit_bytes * 2);
+    for (path, padded, fields) in forms {
+        let mut body = form_urlencoded::Serializer::new(String::new());
+        body.append_pair("csrf", csrf);
+        for (name, value) in fields {
+            body.append_pair(name, value);
+        }
+        body.append_pair(padded, &padding);
+        let answer = app
+            .post_oversized(
+                cookie,
+                path,
+                "application/x-www-form-urlencoded",
+                body.finish().into_bytes(),
+            )
+            .await;
+        let start: String = answer.text.chars().take(2000).collect();
+        assert_eq!(answer.status, 413, "{path}: {start}");
+        assert!(
+            start
+                .to_ascii_lowercase()
+                .contains("content-type: text/html")
+                && start.contains("larger than this server takes"),
+            "{path}: {start}"
+        );
+        assert_eq!(snapshot(app).await, before, "{path} changed the store");
+    }
+}
+
 async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused(app: ConsoleApp) {
     let made = set_up(&app).await;
     let cookie = app.sign_in_http(ADMIN).await;
     let csrf = app.csrf(&cookie).await;
     let before = snapshot(&app).await;
-    let padding = "x".repeat(app.state.settings().server.body_limit_bytes * 2);
     // Each form: its path, the field padded past the limit, and its other fields.
     let forms: Vec<OversizedForm> = vec![
         ("/settings/context".into(), "toml", vec![]),
@@ -751,32 +826,7 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused(app
             vec![("until", "2026-03-02")],
         ),
     ];
-    for (path, padded, fields) in &forms {
-        let mut body = form_urlencoded::Serializer::new(String::new());
-        body.append_pair("csrf", &csrf);
-        for (name, value) in fields {
-            body.append_pair(name, value);
-        }
-        body.append_pair(padded, &padding);
-        let answer = app
-            .post_oversized(
-                &cookie,
-                path,
-                "application/x-www-form-urlencoded",
-                body.finish().into_bytes(),
-            )
-            .await;
-        let start: String = answer.text.chars().take(2000).collect();
-        assert_eq!(answer.status, 413, "{path}: {start}");
-        assert!(
-            start
-                .to_ascii_lowercase()
-                .contains("content-type: text/html")
-                && start.contains("larger than this server takes"),
-            "{path}: {start}"
-        );
-        assert_eq!(snapshot(&app).await, before, "{path} changed the store");
-    }
+    refuse_oversized(&app, &cookie, &csrf, &forms, &before).await;
 
     // A body that is not a form at all: JSON, as the API takes.
     let json_body = json!({"csrf": csrf, "email": "json@example.com", "first_name": "", "last_name": "", "role": "admin", "tenant_union_ids": [""]});
@@ -799,6 +849,41 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused(app
         before,
         "the JSON body changed the store"
     );
+}
+
+/// Sign-in, sign-out, the password change, feedback and notes take the same care as the
+/// settings forms: a body past the limit is answered with the console's 413 page (not the
+/// API's JSON error), and nothing changes: no password, session, note or feedback.
+async fn the_forms_outside_settings_refuse_a_body_past_the_limit_with_a_page(app: ConsoleApp) {
+    let id = app
+        .create(&json!({"title": "Mimikatz on WKS-0231", "severity": "high"}))
+        .await;
+    app.drain().await;
+    let cookie = app.sign_in_http(ADMIN).await;
+    let csrf = app.csrf(&cookie).await;
+    let before = snapshot(&app).await;
+    let forms: Vec<OversizedForm> = vec![
+        (
+            "/sign-in".into(),
+            "password",
+            vec![("email", ADMIN), ("next", "/")],
+        ),
+        (
+            "/password".into(),
+            "new",
+            vec![("current", "whatever"), ("repeat", "x")],
+        ),
+        (format!("/investigations/{id}/feedback"), "outcome", vec![]),
+        (format!("/investigations/{id}/notes"), "text", vec![]),
+        ("/sign-out".into(), "padding", vec![]),
+    ];
+    refuse_oversized(&app, &cookie, &csrf, &forms, &before).await;
+    let record = app.store.get_investigation(id).await.unwrap();
+    assert_eq!(record.feedback.updated_by, None, "{:?}", record.feedback);
+    let notes = app.store.list_notes(id, 10, 0).await.unwrap();
+    assert_eq!(notes.total, 0, "{notes:?}");
+    // The refused sign-out left the session signed in.
+    assert_eq!(app.page(&cookie, "/").await.status, 200);
 }
 
 /// The new-user form binds a user to every union chosen (the API's `tenant_union_ids`),
@@ -845,45 +930,12 @@ async fn a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only(a
 
     // A key made for them without a binding takes theirs: it lists the investigations of
     // both unions and not the third's.
-    let key = app
-        .admin_post(
-            "/app/api/v1/api-keys",
-            &json!({"user_id": user.id, "name": "two unions"}),
-        )
-        .await;
-    assert_eq!(key.status, 201, "{}", key.text);
-    let key = key.json["key"].as_str().unwrap().to_string();
-    for (union, title) in [
-        (acme, "Mimikatz at Acme"),
-        (globex, "Beacon at Globex"),
-        (initech, "Phish at Initech"),
-    ] {
-        let answer = app
-            .admin_post(
-                "/app/api/v1/investigation/create",
-                &json!({"raw_alert_content": crate::alert(title, title, "WKS-1", "203.0.113.7"), "tenant_union_id": union}),
-            )
-            .await;
-        assert_eq!(answer.status, 200, "{}", answer.text);
-    }
-    assert_eq!(app.drain().await, 3);
-    let reached = app
-        .request(
-            "GET",
-            "/app/api/v1/investigation",
-            &[("authorization", &key)],
-            None,
-        )
-        .await;
-    assert_eq!(reached.status, 200, "{}", reached.text);
-    let mut titles: Vec<&str> = reached.json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|investigation| investigation["alert"]["title"].as_str())
-        .collect();
-    titles.sort_unstable();
-    assert_eq!(titles, ["Beacon at Globex", "Mimikatz at Acme"]);
+    let key = key_of(&app, user.id).await;
+    one_investigation_per_union(&app, [acme, globex, initech]).await;
+    assert_eq!(
+        titles_reached(&app, &key).await,
+        ["Beacon at Globex", "Mimikatz at Acme"]
+    );
 
     // "Every tenant union" alone binds to none.
     let every = app
@@ -898,4 +950,130 @@ async fn a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only(a
         app.user("every.union@example.com").await.tenant_scope,
         TenantScope::All
     );
+}
+
+/// An existing user's unions change on their page (the API's PATCH `tenant_union_ids`):
+/// from every union to two, which the page then shows chosen, and back to every union;
+/// their key follows at once.
+async fn an_existing_users_unions_change_from_their_page(app: ConsoleApp) {
+    let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
+    let [acme, globex, initech] = unions[..] else {
+        unreachable!("three unions")
+    };
+    let cookie = app.sign_in_http(ADMIN).await;
+    let email = "moving@example.com";
+    let created = app
+        .post_form(
+            &cookie,
+            "/settings/users",
+            &new_user_fields(email, "member", &[""]),
+        )
+        .await;
+    assert_eq!(created.status, 303, "{}", created.text);
+    let user = app.user(email).await;
+    assert_eq!(user.tenant_scope, TenantScope::All);
+    let key = key_of(&app, user.id).await;
+    one_investigation_per_union(&app, [acme, globex, initech]).await;
+    assert_eq!(titles_reached(&app, &key).await.len(), 3);
+
+    let path = format!("/settings/users/{}/unions", user.id);
+    let (acme_id, initech_id) = (acme.to_string(), initech.to_string());
+    let changed = app
+        .post_form(
+            &cookie,
+            &path,
+            &[
+                ("tenant_union_ids", &acme_id),
+                ("tenant_union_ids", &initech_id),
+            ],
+        )
+        .await;
+    assert_eq!(changed.status, 303, "{}", changed.text);
+    assert_eq!(
+        app.user(email).await.tenant_scope,
+        TenantScope::unions([acme, initech])
+    );
+    assert_eq!(
+        titles_reached(&app, &key).await,
+        ["Mimikatz at Acme", "Phish at Initech"]
+    );
+    let page = app
+        .page(&cookie, &format!("/settings/users/{}?done=unions", user.id))
+        .await;
+    let form = page
+        .text
+        .split("id=\"unions-form\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</form>").next())
+        .expect("the unions form");
+    for (id, selected) in [
+        (&acme_id, true),
+        (&globex.to_string(), false),
+        (&initech_id, true),
+    ] {
+        let option = format!("<option value=\"{id}\" selected>");
+        assert_eq!(form.contains(&option), selected, "{id}: {form}");
+    }
+    assert!(
+        page.text.contains("What they reach is changed"),
+        "{}",
+        page.text
+    );
+
+    let every = app
+        .post_form(&cookie, &path, &[("tenant_union_ids", "")])
+        .await;
+    assert_eq!(every.status, 303, "{}", every.text);
+    assert_eq!(app.user(email).await.tenant_scope, TenantScope::All);
+    assert_eq!(titles_reached(&app, &key).await.len(), 3);
+}
+
+/// A new key of the user `user_id`, made without a binding of its own.
+async fn key_of(app: &ConsoleApp, user_id: i64) -> String {
+    let key = app
+        .admin_post(
+            "/app/api/v1/api-keys",
+            &json!({"user_id": user_id, "name": "the user's key"}),
+        )
+        .await;
+    assert_eq!(key.status, 201, "{}", key.text);
+    key.json["key"].as_str().unwrap().to_string()
+}
+
+/// One concluded investigation in each of the three unions, in order: "Mimikatz at Acme",
+/// "Beacon at Globex", "Phish at Initech".
+async fn one_investigation_per_union(app: &ConsoleApp, unions: [i64; 3]) {
+    let titles = ["Mimikatz at Acme", "Beacon at Globex", "Phish at Initech"];
+    for (union, title) in unions.into_iter().zip(titles) {
+        let answer = app
+            .admin_post(
+                "/app/api/v1/investigation/create",
+                &json!({"raw_alert_content": crate::alert(title, title, "WKS-1", "203.0.113.7"), "tenant_union_id": union}),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+    }
+    assert_eq!(app.drain().await, 3);
+}
+
+/// The titles of the investigations `key` lists, sorted.
+async fn titles_reached(app: &ConsoleApp, key: &str) -> Vec<String> {
+    let reached = app
+        .request(
+            "GET",
+            "/app/api/v1/investigation",
+            &[("authorization", key)],
+            None,
+        )
+        .await;
+    assert_eq!(reached.status, 200, "{}", reached.text);
+    let mut titles: Vec<String> = reached.json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|investigation| investigation["alert"]["title"].as_str())
+        .map(str::to_string)
+        .collect();
+    titles.sort_unstable();
+    titles
 }

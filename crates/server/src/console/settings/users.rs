@@ -1,7 +1,7 @@
 //! Users and keys in the settings: the users and their API keys, a form to create a user
 //! with a role, reaching every tenant union or bound to one or more of them (the API's
-//! `tenant_union_ids`), and each user's page to change their role, deactivate or
-//! reactivate them, and set or reset their console password. Every change is the API's
+//! `tenant_union_ids`), and each user's page to change their role and the unions they
+//! reach, deactivate or reactivate them, and set or reset their console password. Every change is the API's
 //! (`routes::users::create`, `::update`, `::set_password_of`): its rules (an admin cannot
 //! demote or deactivate themselves, the store keeps an active admin, a deactivated user's
 //! keys are revoked, a new password ends the user's sessions) and its messages. A password
@@ -178,6 +178,28 @@ pub(crate) struct Done {
     done: Option<String>,
 }
 
+/// The unions' multiple choice (`tenant_union_ids`): "every tenant union", then each
+/// union; `chosen` says which options are selected.
+fn unions_choice(id: &str, unions: &[TenantUnion], chosen: impl Fn(&str) -> bool) -> Markup {
+    html! {
+        select id=(id) name="tenant_union_ids" multiple size=(unions.len().clamp(1, 7) + 1) {
+            option value=(EVERY_UNION) selected[chosen(EVERY_UNION)] { "every tenant union" }
+            @for union in unions {
+                @let option = union.id.to_string();
+                option value=(option) selected[chosen(&option)] { "only " (union.display_name) }
+            }
+        }
+    }
+}
+
+/// Whether `option` of the unions' choice is what `user` reaches now.
+fn reaches(user: &User, option: &str) -> bool {
+    match user.tenant_scope.union_ids() {
+        None => option == EVERY_UNION,
+        Some(ids) => ids.iter().any(|id| id.to_string() == option),
+    }
+}
+
 fn role_options(chosen: &str) -> Markup {
     html! {
         @for role in Role::ALL {
@@ -237,13 +259,9 @@ async fn list(
             label { "Last name" input #user-last type="text" name="last_name" value=(form.last_name); }
             label { "Role" select #user-role name="role" { (role_options(chosen_role)) } }
             label { "Reaches (choose several with Ctrl or ⌘)"
-                select #user-unions name="tenant_union_ids" multiple size=(unions.len().clamp(1, 7) + 1) {
-                    option value=(EVERY_UNION) selected[form.tenant_union_ids.is_empty() || form.chose(EVERY_UNION)] { "every tenant union" }
-                    @for union in &unions {
-                        @let id = union.id.to_string();
-                        option value=(id) selected[form.chose(&id)] { "only " (union.display_name) }
-                    }
-                }
+                (unions_choice("user-unions", &unions, |option| {
+                    form.chose(option) || (option == EVERY_UNION && form.tenant_union_ids.is_empty())
+                }))
             }
             button #create-user type="submit" { "Create" }
         }
@@ -307,6 +325,7 @@ fn done_notice(done: &str) -> Option<&'static str> {
         "deactivated" => Some("Deactivated: their keys are revoked and they cannot sign in."),
         "reactivated" => Some("Reactivated, without keys: make them new ones."),
         "password" => Some("Their console password is set; their sessions ended."),
+        "unions" => Some("What they reach is changed, and their keys with it."),
         _ => None,
     }
 }
@@ -364,6 +383,14 @@ async fn show(
             input type="hidden" name="csrf" value=(signed_in.csrf());
             label { "Role" select #role name="role" { (role_options(user.role.as_str())) } }
             button #change-role type="submit" { "Change the role" }
+        }
+        h3 { "Reaches" }
+        form #unions-form method="post" action=(format!("{action}/unions")) {
+            input type="hidden" name="csrf" value=(signed_in.csrf());
+            label { "Tenant unions (choose several with Ctrl or ⌘); their keys are narrowed at once"
+                (unions_choice("user-unions-now", &unions, |option| reaches(&user, option)))
+            }
+            button #change-unions type="submit" { "Change what they reach" }
         }
         h3 { "Access" }
         form #active-form method="post" action=(action) {
@@ -467,6 +494,46 @@ pub(crate) async fn user_password(
     };
     match set {
         Ok(()) => see_other(&format!("/settings/users/{user_id}?done=password")),
+        Err(error) if problem_status(&error).is_client_error() => {
+            show(&state, &signed_in, user_id, None, Some(&error)).await
+        }
+        Err(error) => api_error_page(error),
+    }
+}
+
+/// The unions form of a user's page: "every tenant union" alone, or one or more unions
+/// (the API's `tenant_union_ids`, null for every union).
+pub(crate) async fn user_unions(
+    State(state): State<AppState>,
+    SignedInAdmin(signed_in): SignedInAdmin,
+    Path(raw_id): Path<String>,
+    ConsoleForm(pairs): ConsoleForm<Vec<(String, String)>>,
+) -> Response {
+    let fields = FormFields(pairs);
+    if let Some(refused) = signed_in.refuses_csrf(fields.csrf()) {
+        return refused;
+    }
+    let Some(user_id) = positive_id(&raw_id) else {
+        return api_error_page(no_such_user());
+    };
+    let chosen = fields
+        .only(&["csrf", "tenant_union_ids"])
+        .and_then(|()| unions_chosen(&fields));
+    let changed = match chosen {
+        Ok(tenant_union_ids) => {
+            let request = UpdateUserRequest {
+                role: None,
+                first_name: None,
+                last_name: None,
+                is_active: None,
+                tenant_union_ids: Some(tenant_union_ids),
+            };
+            users::update(&state, &signed_in.caller(), user_id, request).await
+        }
+        Err(error) => Err(error),
+    };
+    match changed {
+        Ok(user) => see_other(&format!("/settings/users/{}?done=unions", user.id)),
         Err(error) if problem_status(&error).is_client_error() => {
             show(&state, &signed_in, user_id, None, Some(&error)).await
         }
