@@ -14,6 +14,7 @@
 //! by side, and a shared connection would make them wait for each other.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sleuth_store::StoreResult;
 use sqlx::pool::PoolConnection;
@@ -29,6 +30,9 @@ pub(crate) struct WriterConnections {
     pool: AnyPool,
     /// SQLite: the kept connection, empty until the first write and after a failed one.
     kept: Option<Arc<Mutex<Option<PoolConnection<Any>>>>>,
+    /// Whether a write ran since `take_wrote` last looked (so that background work that
+    /// follows writes, such as folding count deltas, need not poll an idle database).
+    wrote: Arc<AtomicBool>,
 }
 
 impl WriterConnections {
@@ -36,7 +40,13 @@ impl WriterConnections {
         WriterConnections {
             pool,
             kept: (dialect == Dialect::Sqlite).then(Arc::default),
+            wrote: Arc::default(),
         }
+    }
+
+    /// Whether a write ran since the last call.
+    pub(crate) fn take_wrote(&self) -> bool {
+        self.wrote.swap(false, Ordering::Relaxed)
     }
 
     /// Runs `write` (which begins and ends its own transaction) on the kept connection
@@ -48,7 +58,9 @@ impl WriterConnections {
     ) -> StoreResult<T> {
         let Some(kept) = &self.kept else {
             let mut connection = self.pool.acquire().await.db()?;
-            return write(&mut connection).await;
+            let written = write(&mut connection).await;
+            self.wrote.store(true, Ordering::Relaxed);
+            return written;
         };
         let mut held = kept.lock().await;
         let connection = match held.as_mut() {
@@ -56,6 +68,8 @@ impl WriterConnections {
             None => held.insert(self.pool.acquire().await.db()?),
         };
         let written = write(connection).await;
+        // After the write's end, so that whoever looks sees what it committed.
+        self.wrote.store(true, Ordering::Relaxed);
         if written.is_err() {
             // So that the next batch begins on a new connection: one that cannot write
             // (its thread gone, say) must not be kept for every write to come. Failures
