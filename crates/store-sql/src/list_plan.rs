@@ -217,39 +217,37 @@ impl Facet {
     /// The facet's row of a combination (`kept_counts`): its name, the state, stop reason
     /// and priority, the columns it keeps, NULL for the others; in the order of the kept
     /// tables' columns.
-    pub(crate) fn projection(self) -> &'static str {
-        match self {
-            Facet::All => {
-                "'all' AS facet, status, canceled, priority, NULL AS alert_type, \
-                 NULL AS direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
-                 NULL AS tenant_label, NULL AS tenant_integration_key"
-            }
-            Facet::Type => {
-                "'type' AS facet, status, canceled, priority, alert_type, \
-                 NULL AS direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
-                 NULL AS tenant_label, NULL AS tenant_integration_key"
-            }
-            Facet::Source => {
-                "'source' AS facet, status, canceled, priority, NULL AS alert_type, \
-                 direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
-                 NULL AS tenant_label, NULL AS tenant_integration_key"
-            }
-            Facet::Tenant => {
-                "'tenant' AS facet, status, canceled, priority, NULL AS alert_type, \
-                 NULL AS direct_source_label, tenant_union_id, tenant_id, tenant_label, \
-                 tenant_integration_key"
-            }
-            Facet::Union => {
-                "'union' AS facet, status, canceled, priority, NULL AS alert_type, \
-                 NULL AS direct_source_label, tenant_union_id, NULL AS tenant_id, \
-                 NULL AS tenant_label, NULL AS tenant_integration_key"
-            }
-            Facet::TypeSource => {
-                "'type_source' AS facet, status, canceled, priority, alert_type, \
-                 direct_source_label, NULL AS tenant_union_id, NULL AS tenant_id, \
-                 NULL AS tenant_label, NULL AS tenant_integration_key"
-            }
-        }
+    pub(crate) fn projection(self) -> String {
+        let kept: &[&str] = match self {
+            Facet::All => &[],
+            Facet::Type => &["alert_type"],
+            Facet::Source => &["direct_source_label"],
+            Facet::Tenant => &[
+                "tenant_union_id",
+                "tenant_id",
+                "tenant_label",
+                "tenant_integration_key",
+            ],
+            Facet::Union => &["tenant_union_id"],
+            Facet::TypeSource => &["alert_type", "direct_source_label"],
+        };
+        let columns = [
+            "alert_type",
+            "direct_source_label",
+            "tenant_union_id",
+            "tenant_id",
+            "tenant_label",
+            "tenant_integration_key",
+        ]
+        .map(|column| match kept.contains(&column) {
+            true => column.to_string(),
+            false => format!("NULL AS {column}"),
+        });
+        format!(
+            "'{}' AS facet, status, canceled, priority, {}",
+            self.name(),
+            columns.join(", ")
+        )
     }
 
     /// The facet's name in the counts tables.

@@ -415,6 +415,24 @@ async fn show(
     page(signed_in, "User", status, body)
 }
 
+/// What a form of a user's page answers: back to the page with the notice of `done`, or
+/// the page again with the API's message when the change was refused as bad input.
+async fn answer_change(
+    state: &AppState,
+    signed_in: &SignedIn,
+    user_id: i64,
+    done: &str,
+    changed: Result<(), ApiError>,
+) -> Response {
+    match changed {
+        Ok(()) => see_other(&format!("/settings/users/{user_id}?done={done}")),
+        Err(error) if problem_status(&error).is_client_error() => {
+            show(state, signed_in, user_id, None, Some(&error)).await
+        }
+        Err(error) => api_error_page(error),
+    }
+}
+
 fn no_such_user() -> ApiError {
     ApiError::not_found("there is no such user")
 }
@@ -461,13 +479,7 @@ pub(crate) async fn user_change(
         (None, Some("true")) => "reactivated",
         (None, _) => "deactivated",
     };
-    match changed {
-        Ok(user) => see_other(&format!("/settings/users/{}?done={done}", user.id)),
-        Err(error) if problem_status(&error).is_client_error() => {
-            show(&state, &signed_in, user_id, None, Some(&error)).await
-        }
-        Err(error) => api_error_page(error),
-    }
+    answer_change(&state, &signed_in, user_id, done, changed.map(drop)).await
 }
 
 pub(crate) async fn user_password(
@@ -492,13 +504,7 @@ pub(crate) async fn user_password(
         }
         Err(error) => Err(error),
     };
-    match set {
-        Ok(()) => see_other(&format!("/settings/users/{user_id}?done=password")),
-        Err(error) if problem_status(&error).is_client_error() => {
-            show(&state, &signed_in, user_id, None, Some(&error)).await
-        }
-        Err(error) => api_error_page(error),
-    }
+    answer_change(&state, &signed_in, user_id, "password", set).await
 }
 
 /// The unions form of a user's page: "every tenant union" alone, or one or more unions
@@ -532,11 +538,5 @@ pub(crate) async fn user_unions(
         }
         Err(error) => Err(error),
     };
-    match changed {
-        Ok(user) => see_other(&format!("/settings/users/{}?done=unions", user.id)),
-        Err(error) if problem_status(&error).is_client_error() => {
-            show(&state, &signed_in, user_id, None, Some(&error)).await
-        }
-        Err(error) => api_error_page(error),
-    }
+    answer_change(&state, &signed_in, user_id, "unions", changed.map(drop)).await
 }
