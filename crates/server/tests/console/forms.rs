@@ -811,6 +811,11 @@ async fn a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused(app
             vec![],
         ),
         (
+            format!("/settings/users/{}/unions", made.member_id),
+            "tenant_union_ids",
+            vec![],
+        ),
+        (
             "/settings/actions".into(),
             "code",
             vec![("display_name", "Big")],
