@@ -191,11 +191,15 @@ pub(crate) async fn load_job(
         // index's own, (created_at, id), so that nothing is sorted: ordering the joined rows
         // by the investigation's id too made PostgreSQL read past the first alert that
         // qualified for the next one, every alert of the key in the window when none did.
+        // The window ends at this alert: a story is ignored in favour of its first alert,
+        // never of a later one, and without the bound the first alert of a story drained
+        // from a backlog walked every later alert of its key before finding none.
         Some(coalesce_key) => sqlx::query_scalar::<_, i64>(
             "SELECT (SELECT MIN(i.id) FROM investigations i WHERE i.alert_id = a.id \
              AND i.id < $5 AND i.ignored_for IS NULL) AS first_investigation_id \
              FROM alerts a WHERE a.coalesce_key = $1 AND a.tenant_union_id = $2 \
-             AND a.created_at >= $3 AND a.id <> $4 AND EXISTS (SELECT 1 FROM investigations i \
+             AND a.created_at >= $3 AND a.created_at <= $6 AND a.id <> $4 \
+             AND EXISTS (SELECT 1 FROM investigations i \
              WHERE i.alert_id = a.id AND i.id < $5 AND i.ignored_for IS NULL) \
              ORDER BY a.created_at, a.id LIMIT 1",
         )
@@ -204,6 +208,7 @@ pub(crate) async fn load_job(
         .bind(received - windows.coalesce_window.num_microseconds().unwrap_or(0))
         .bind(alert.id)
         .bind(investigation.id)
+        .bind(received)
         .fetch_optional(&mut *connection)
         .await
         .db()?,

@@ -53,6 +53,7 @@ macro_rules! store_contract_tests {
             history_of_a_union_is_not_crowded_out_by_another,
             history_reads_a_bounded_window_of_an_entity_everywhere,
             guards_count_bursts_and_find_the_first_of_a_story,
+            a_story_is_never_ignored_in_favour_of_a_later_alert,
             the_burst_count_is_exact_at_the_window_edges,
             the_context_document_is_replaced_whole,
             data_sources_are_stored_changed_scoped_and_deleted,
@@ -3158,6 +3159,60 @@ pub async fn guards_count_bursts_and_find_the_first_of_a_story(store: Arc<dyn St
     let ignored = store.get_investigation(story_ids[3]).await.unwrap();
     assert_eq!(ignored.ignored_for, Some(story_ids[0]));
     assert_eq!(ignored.outcome, Some(Outcome::Ignored));
+}
+
+/// A story's alerts are ignored in favour of its first alert by the time received, never
+/// of one received later: an alert of minute 0 that reaches the queue after the story's
+/// alert of minute 20 (a late delivery: its investigation is the newer) starts the story
+/// itself, and the alert of minute 25 is ignored in favour of it, the story's first.
+pub async fn a_story_is_never_ignored_in_favour_of_a_later_alert(store: Arc<dyn Store>) {
+    let windows = GuardWindows {
+        burst_window: Duration::minutes(10),
+        burst_count_limit: 0,
+        coalesce_window: Duration::minutes(30),
+    };
+    let mut story = Vec::new();
+    for minute in [20, 0, 25] {
+        let mut parsed = parsed_alert(&format!("beacon {minute}"), "NDR", minute, &[]);
+        parsed.coalesce_key = Some("ndr:beacon:198.51.100.7".into());
+        let created = store
+            .create_investigation(new_alert(parsed, json!({"minute": minute}), None), false)
+            .await
+            .unwrap();
+        story.push(created.investigation_id());
+    }
+    let [minute_20, minute_0, minute_25] = story[..] else {
+        panic!("three investigations")
+    };
+    let jobs = store.claim_jobs("w", 10, lease(), time(30)).await.unwrap();
+    let job_of = |id: i64| jobs.iter().find(|job| job.investigation_id == id).unwrap();
+    assert_eq!(
+        store
+            .load_job(job_of(minute_20), windows)
+            .await
+            .unwrap()
+            .coalesce_first,
+        None,
+        "nothing of the story was queued before it"
+    );
+    assert_eq!(
+        store
+            .load_job(job_of(minute_0), windows)
+            .await
+            .unwrap()
+            .coalesce_first,
+        None,
+        "the alert received first is not ignored in favour of the one of minute 20"
+    );
+    assert_eq!(
+        store
+            .load_job(job_of(minute_25), windows)
+            .await
+            .unwrap()
+            .coalesce_first,
+        Some(minute_0),
+        "the last alert joins the story at its first alert"
+    );
 }
 
 /// The burst guard's count at the edges of its window: an alert exactly one window
