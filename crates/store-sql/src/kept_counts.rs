@@ -28,9 +28,18 @@ use crate::list_plan::Facet;
 use crate::writer_connection::WriterConnections;
 use crate::{DbResultExt, Dialect};
 
-/// The columns of a combination, in the order of the kept tables' JSON keys.
+/// The columns of a combination, as the kept tables and the deltas name them.
 const COMBINATION: &str = "status, canceled, priority, alert_type, direct_source_label, \
      tenant_union_id, tenant_id, tenant_label, tenant_integration_key";
+
+/// The same columns in the order of the kept rows' JSON keys (`group_key`, the tables'
+/// primary key, so the order of their rows): what an investigation keeps first, its state
+/// last. A job's conclusion takes one from its combination when queued and adds one to its
+/// combination when concluded; keyed state first, those two rows sat in far-apart pages
+/// and each fold wrote both pages, keyed state last they share a page (migration
+/// count_keys_state_last rewrote the keys of the rows kept before).
+const KEY_ORDER: &str = "alert_type, direct_source_label, tenant_union_id, tenant_id, \
+     tenant_label, tenant_integration_key, priority, canceled, status";
 
 /// How often SQLite's writer folds the deltas. Shorter keeps fewer deltas for the lists to
 /// add; longer lets more of them cancel and more of the kept rows' pages be written once
@@ -179,14 +188,10 @@ fn fold_statements() -> Vec<String> {
             .join(" UNION ALL ")
     };
     vec![
-        add_sums(
-            "investigation_counts",
-            COMBINATION,
-            "investigation_count_deltas",
-        ),
+        add_sums("investigation_counts", "", "investigation_count_deltas"),
         add_sums(
             "investigation_facet_counts",
-            &format!("facet, {COMBINATION}"),
+            "facet, ",
             &format!(
                 "({})",
                 facets(&Facet::ALL, "", "investigation_count_deltas")
@@ -194,12 +199,12 @@ fn fold_statements() -> Vec<String> {
         ),
         add_sums(
             "investigation_tag_counts",
-            &format!("name, {COMBINATION}"),
+            "name, ",
             "investigation_tag_count_deltas",
         ),
         add_sums(
             "investigation_tag_facet_counts",
-            &format!("name, facet, {COMBINATION}"),
+            "name, facet, ",
             &format!(
                 "({})",
                 facets(&TAG_FACETS, "name, ", "investigation_tag_count_deltas")
@@ -217,13 +222,14 @@ fn fold_statements() -> Vec<String> {
     ]
 }
 
-/// Adds the sums of `deltas` (rows of `columns` and `n`) to `table`, keyed by the JSON
-/// array of `columns` as the kept tables are (it tells NULL from any text).
-fn add_sums(table: &str, columns: &str, deltas: &str) -> String {
+/// Adds the sums of `deltas` (rows of `prefix` columns, the combination and `n`) to
+/// `table`, keyed by the JSON array of the `prefix` columns and the combination in
+/// `KEY_ORDER`, as the kept tables are (a JSON array tells NULL from any text).
+fn add_sums(table: &str, prefix: &str, deltas: &str) -> String {
     format!(
-        "INSERT INTO {table} (group_key, {columns}, n) \
-         SELECT json_array({columns}), {columns}, SUM(n) FROM {deltas} WHERE true \
-         GROUP BY {columns} HAVING SUM(n) <> 0 \
+        "INSERT INTO {table} (group_key, {prefix}{COMBINATION}, n) \
+         SELECT json_array({prefix}{KEY_ORDER}), {prefix}{COMBINATION}, SUM(n) \
+         FROM {deltas} WHERE true GROUP BY {prefix}{COMBINATION} HAVING SUM(n) <> 0 \
          ON CONFLICT (group_key) DO UPDATE SET n = n + excluded.n"
     )
 }

@@ -189,6 +189,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "count_deltas",
         sql: include_str!("../migrations/0035_count_deltas.sql"),
     },
+    Migration {
+        version: 36,
+        name: "count_keys_state_last",
+        sql: include_str!("../migrations/0036_count_keys_state_last.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.
