@@ -6,8 +6,9 @@ use sleuth_store_sql::migrate::{self, Migration};
 use sleuth_store_sqlite::MIGRATIONS;
 use sleuth_test_support::upgrade;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn results_stored_inside_investigations_move_out_with_migration_10() {
+/// A new SQLite file in a temporary directory, migrated up to (not including) `version`:
+/// its directory (kept for the test), URL and pool.
+async fn migrated_before(version: i64) -> (tempfile::TempDir, String, sqlx::AnyPool) {
     let directory = tempfile::tempdir().expect("temp dir");
     let url = format!(
         "sqlite://{}?mode=rwc",
@@ -17,12 +18,18 @@ async fn results_stored_inside_investigations_move_out_with_migration_10() {
     let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
     let before: Vec<Migration> = MIGRATIONS
         .iter()
-        .filter(|migration| migration.version < 10)
+        .filter(|migration| migration.version < version)
         .copied()
         .collect();
     migrate::apply(&pool, Dialect::Sqlite, &before, None)
         .await
-        .expect("migrate to version 9");
+        .expect("migrate to the version before");
+    (directory, url, pool)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_stored_inside_investigations_move_out_with_migration_10() {
+    let (_directory, url, pool) = migrated_before(10).await;
     let (concluded, queued) = upgrade::store_investigations_before_migration_10(&pool).await;
     pool.close().await;
 
@@ -38,21 +45,7 @@ async fn results_stored_inside_investigations_move_out_with_migration_10() {
 /// combination beside each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_counts_keyed_state_first_are_folded_into_after_migration_36() {
-    let directory = tempfile::tempdir().expect("temp dir");
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        directory.path().join("sleuth.db").display()
-    );
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
-    let before: Vec<Migration> = MIGRATIONS
-        .iter()
-        .filter(|migration| migration.version < 36)
-        .copied()
-        .collect();
-    migrate::apply(&pool, Dialect::Sqlite, &before, None)
-        .await
-        .expect("migrate to version 35");
+    let (_directory, url, pool) = migrated_before(36).await;
     // Three urgent successes of one detection, as a fold before the upgrade kept them.
     for statement in [
         "INSERT INTO investigation_counts (group_key, status, canceled, priority, alert_type, \
