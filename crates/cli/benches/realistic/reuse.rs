@@ -125,7 +125,7 @@ async fn drain_for(
     // far faster than real time, so with the default burst guard most of a storm's alerts
     // are stopped (SLEUTH_GUARDS__BURST_THRESHOLD lifts it for the server started here).
     let stopped_before = count(server, key, "investigation_state=error").await;
-    let cpu_before = super::sleuth_cpu_seconds(server, workers);
+    let before = super::Spent::now(server, workers);
     let started = Instant::now();
     tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
     let left = count(
@@ -136,16 +136,15 @@ async fn drain_for(
     .await;
     let elapsed = started.elapsed().as_secs_f64();
     let concluded = queued.saturating_sub(left).max(1);
-    let cpu = super::sleuth_cpu_seconds(server, workers) - cpu_before;
+    let spent = super::Spent::now(server, workers).each_since(before, concluded);
     let stopped = count(server, key, "investigation_state=error")
         .await
         .saturating_sub(stopped_before);
     println!(
         "drain for {elapsed:.0} s of {queued} queued: {concluded} concluded ({stopped} of \
-         them stopped, not investigated), {:.0} investigations/s, {:.2} ms of CPU each in \
-         Sleuth's processes, load {}",
+         them stopped, not investigated), {:.0} investigations/s, {spent} in Sleuth's \
+         processes, load {}",
         concluded as f64 / elapsed,
-        cpu * 1000.0 / concluded as f64,
         load_average()
     );
 }
