@@ -323,6 +323,7 @@ fn pretty(raw: &str) -> String {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct FeedbackForm {
     #[serde(default)]
     csrf: String,
@@ -331,6 +332,7 @@ pub(crate) struct FeedbackForm {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct NoteForm {
     #[serde(default)]
     csrf: String,

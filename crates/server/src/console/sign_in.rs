@@ -50,6 +50,7 @@ pub(crate) struct NextQuery {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SignInForm {
     #[serde(default)]
     email: String,
@@ -62,12 +63,14 @@ pub(crate) struct SignInForm {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct CsrfForm {
     #[serde(default)]
     csrf: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct PasswordForm {
     #[serde(default)]
     current: String,

@@ -11,7 +11,7 @@
 use serde_json::json;
 use sleuth_store::{AuditQuery, MemoryQuery, StrategyQuery, TenantScope};
 
-use crate::harness::{ADMIN, Answer, Backend, ConsoleApp, MEMBER};
+use crate::harness::{ADMIN, Answer, Backend, ConsoleApp, MEMBER, PASSWORD};
 
 /// A context document that loads.
 const CONTEXT: &str = "[organization]\nname = \"Example Corp\"\nusual_countries = [\"GB\"]\n";
@@ -43,6 +43,7 @@ on_both_backends!(
     every_settings_form_refuses_bad_input_whole_and_changes_nothing,
     a_settings_form_larger_than_the_body_limit_or_not_a_form_is_refused,
     the_forms_outside_settings_refuse_a_body_past_the_limit_with_a_page,
+    the_forms_outside_settings_refuse_a_field_their_page_does_not_have,
     a_new_user_is_bound_to_every_union_chosen_and_their_key_to_those_only,
     an_existing_users_unions_change_from_their_page,
 );
@@ -889,6 +890,74 @@ async fn the_forms_outside_settings_refuse_a_body_past_the_limit_with_a_page(app
     assert_eq!(notes.total, 0, "{notes:?}");
     // The refused sign-out left the session signed in.
     assert_eq!(app.page(&cookie, "/").await.status, 200);
+}
+
+/// Sign-in, the password change, feedback, notes and sign-out refuse a field their page
+/// does not have (400, an HTML page naming it), even with every field of the page right:
+/// no session is opened, no password, feedback or note changes, the session stays.
+async fn the_forms_outside_settings_refuse_a_field_their_page_does_not_have(app: ConsoleApp) {
+    let id = app
+        .create(&json!({"title": "Mimikatz on WKS-0231", "severity": "high"}))
+        .await;
+    app.drain().await;
+    let cookie = app.sign_in_http(ADMIN).await;
+    let before = snapshot(&app).await;
+
+    // Sign-in, with the sign-in page's own cookie and token and the right password.
+    let signing_in = app.post_sign_in(ADMIN, &[("remember", "forever")]).await;
+    assert_unknown_field_refused(&signing_in, "/sign-in");
+    assert!(
+        !signing_in.headers.contains_key("set-cookie"),
+        "{:?}",
+        signing_in.headers
+    );
+
+    let feedback = format!("/investigations/{id}/feedback");
+    let notes = format!("/investigations/{id}/notes");
+    let forms: [(&str, Vec<(&str, &str)>); 4] = [
+        (
+            "/password",
+            vec![
+                ("current", PASSWORD),
+                ("new", "a much longer new passphrase"),
+                ("repeat", "a much longer new passphrase"),
+                ("also_reset", "member@example.com"),
+            ],
+        ),
+        (
+            &feedback,
+            vec![
+                ("outcome", "COMPLETED_FALSE_POSITIVE"),
+                ("priority", "urgent"),
+            ],
+        ),
+        (&notes, vec![("text", "seen before"), ("pinned", "yes")]),
+        ("/sign-out", vec![("everywhere", "yes")]),
+    ];
+    for (path, fields) in &forms {
+        let answer = app.post_form(&cookie, path, fields).await;
+        assert_unknown_field_refused(&answer, path);
+        assert_eq!(snapshot(&app).await, before, "{path} changed the store");
+    }
+    let record = app.store.get_investigation(id).await.unwrap();
+    assert_eq!(record.feedback.updated_by, None, "{:?}", record.feedback);
+    assert_eq!(app.store.list_notes(id, 10, 0).await.unwrap().total, 0);
+    assert_eq!(app.page(&cookie, "/").await.status, 200, "still signed in");
+}
+
+/// A 400 HTML page that names the unknown field.
+fn assert_unknown_field_refused(answer: &Answer, path: &str) {
+    let start: String = answer.text.chars().take(3000).collect();
+    assert_eq!(answer.status, 400, "{path}: {start}");
+    assert!(start.contains("unknown field"), "{path}: {start}");
+    assert!(
+        answer.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "{path}: {:?}",
+        answer.headers
+    );
 }
 
 /// The new-user form binds a user to every union chosen (the API's `tenant_union_ids`),

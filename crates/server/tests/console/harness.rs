@@ -286,9 +286,9 @@ impl ConsoleApp {
         add_scoped_user(&self.store, email, role, scope).await
     }
 
-    /// Signs `email` in over plain HTTP as a browser would (the form's cookie and CSRF
-    /// field); answers the session's `Cookie` header value.
-    pub(crate) async fn sign_in_http(&self, email: &str) -> String {
+    /// Posts the sign-in form over plain HTTP as a browser would, after reading its page
+    /// (for the page's cookie and CSRF field): `email`, the test password, then `extra`.
+    pub(crate) async fn post_sign_in(&self, email: &str, extra: &[(&str, &str)]) -> Answer {
         let form = self.request("GET", "/sign-in", &[], None).await;
         let form_cookie = form.headers["set-cookie"]
             .to_str()
@@ -300,20 +300,30 @@ impl ConsoleApp {
         let csrf = form_cookie
             .trim_start_matches("sleuth_sign_in=")
             .to_string();
-        let body: String = form_urlencoded::Serializer::new(String::new())
-            .append_pair("email", email)
+        let mut body = form_urlencoded::Serializer::new(String::new());
+        body.append_pair("email", email)
             .append_pair("password", PASSWORD)
             .append_pair("csrf", &csrf)
-            .append_pair("next", "/")
-            .finish();
-        let signed_in = self
-            .request(
-                "POST",
-                "/sign-in",
-                &[("cookie", &form_cookie)],
-                Some(("application/x-www-form-urlencoded", body.into_bytes())),
-            )
-            .await;
+            .append_pair("next", "/");
+        for (name, value) in extra {
+            body.append_pair(name, value);
+        }
+        self.request(
+            "POST",
+            "/sign-in",
+            &[("cookie", &form_cookie)],
+            Some((
+                "application/x-www-form-urlencoded",
+                body.finish().into_bytes(),
+            )),
+        )
+        .await
+    }
+
+    /// Signs `email` in over plain HTTP as a browser would (the form's cookie and CSRF
+    /// field); answers the session's `Cookie` header value.
+    pub(crate) async fn sign_in_http(&self, email: &str) -> String {
+        let signed_in = self.post_sign_in(email, &[]).await;
         assert_eq!(signed_in.status, 303, "{}", signed_in.text);
         signed_in
             .headers
