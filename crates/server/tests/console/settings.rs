@@ -298,28 +298,29 @@ async fn an_admin_creates_a_user_changes_the_role_sets_a_password_and_deactivate
     }
 }
 
-/// The unions chosen in the new-user form's multiple choice, as the page holds them.
-async fn unions_chosen(browser: &Browser) -> Value {
+/// The unions chosen in a unions' multiple choice (`select`: its id), as the page holds
+/// them.
+async fn unions_chosen(browser: &Browser, select: &str) -> Value {
     browser
-        .execute(
-            "return Array.from(document.querySelectorAll('#user-unions option:checked')).map(o => o.value);",
-        )
+        .execute(&format!(
+            "return Array.from(document.querySelectorAll('#{select} option:checked')).map(o => o.value);"
+        ))
         .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admin_creates_a_user_bound_to_two_tenant_unions() {
+async fn an_admin_binds_a_user_to_two_tenant_unions_then_changes_them() {
     if !crate::webdriver::available("the users form's unions") {
         return;
     }
     let app = ConsoleApp::start().await;
     let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
-    let (acme, globex) = (unions[0], unions[1]);
+    let (acme, globex, initech) = (unions[0], unions[1], unions[2]);
     let browser = Browser::start().await;
     sign_in(&browser, &app, ADMIN, PASSWORD).await;
     browser.goto(&app.url("/settings/users")).await;
     assert_eq!(
-        unions_chosen(&browser).await,
+        unions_chosen(&browser, "user-unions").await,
         json!([""]),
         "every union at first"
     );
@@ -337,7 +338,10 @@ async fn an_admin_creates_a_user_bound_to_two_tenant_unions() {
         "{}",
         browser.text("#settings-problem").await
     );
-    assert_eq!(unions_chosen(&browser).await, json!(["", acme.to_string()]));
+    assert_eq!(
+        unions_chosen(&browser, "user-unions").await,
+        json!(["", acme.to_string()])
+    );
     assert!(
         app.store
             .find_user_by_email(refused_email)
@@ -354,7 +358,7 @@ async fn an_admin_creates_a_user_bound_to_two_tenant_unions() {
         .click(&format!("#user-unions option[value='{globex}']"))
         .await;
     assert_eq!(
-        unions_chosen(&browser).await,
+        unions_chosen(&browser, "user-unions").await,
         json!([acme.to_string(), globex.to_string()])
     );
     browser.click_to_load("#create-user").await;
@@ -369,6 +373,41 @@ async fn an_admin_creates_a_user_bound_to_two_tenant_unions() {
         TenantScope::unions([acme, globex])
     );
     browser.screenshot("settings-user-two-unions").await;
+
+    // On their page, what they reach changes: Acme out, Initech in.
+    assert_eq!(
+        unions_chosen(&browser, "user-unions-now").await,
+        json!([acme.to_string(), globex.to_string()])
+    );
+    browser
+        .click(&format!("#user-unions-now option[value='{acme}']"))
+        .await;
+    browser
+        .click(&format!("#user-unions-now option[value='{initech}']"))
+        .await;
+    browser.click_to_load("#change-unions").await;
+    assert!(
+        browser
+            .text("#user-done")
+            .await
+            .contains("reach is changed"),
+        "{}",
+        browser.text("#user-done").await
+    );
+    let facts = browser.text("#user-facts").await;
+    assert!(
+        facts.contains("Globex, Initech") && !facts.contains("Acme"),
+        "{facts}"
+    );
+    assert_eq!(
+        unions_chosen(&browser, "user-unions-now").await,
+        json!([globex.to_string(), initech.to_string()])
+    );
+    assert_eq!(
+        app.user(email).await.tenant_scope,
+        TenantScope::unions([globex, initech])
+    );
+    browser.screenshot("settings-user-unions-changed").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
