@@ -61,7 +61,25 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
     if !webdriver::available("the analyst's journey") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    analysts_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same journey on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): the queue, its counts and search, feedback and notes run
+/// on the other backend's statements. Its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_analysts_journey_on_postgresql() {
+    if !webdriver::available("the analyst's journey on PostgreSQL") {
+        return;
+    }
+    if let Some(app) = ConsoleApp::start_on(harness::Backend::Postgres, |_| {}).await {
+        analysts_journey(app, "postgres-").await;
+    }
+}
+
+/// Sign in, filter and search the queue, open an investigation, give feedback and see it
+/// through the API, add a note, sign out; screenshots named with `shots` first.
+async fn analysts_journey(app: ConsoleApp, shots: &str) {
     let mimikatz = app
         .create(&alert(
             "a-1",
@@ -112,7 +130,7 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
         .await;
     browser.click_to_load("#live-refresh").await;
     assert_eq!(browser.find_all("#queue-table tr.row").await.len(), 4);
-    browser.screenshot("queue").await;
+    browser.screenshot(&format!("{shots}queue")).await;
 
     // Search and filter with the API's parameters.
     browser.type_into("#search", "Mimikatz").await;
@@ -138,7 +156,7 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
             .contains("is not a sort")
     );
     browser.goto(&app.url("/?search=Mimikatz")).await;
-    browser.screenshot("queue-search").await;
+    browser.screenshot(&format!("{shots}queue-search")).await;
 
     // j selects the first row, Enter opens it.
     browser.press("j").await;
@@ -213,7 +231,7 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
     browser
         .goto(&app.url(&format!("/investigations/{mimikatz}")))
         .await;
-    browser.screenshot("investigation").await;
+    browser.screenshot(&format!("{shots}investigation")).await;
 
     // Every form was audited under the member's session.
     let audit = app
@@ -247,7 +265,7 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
     );
     browser.goto(&app.url("/")).await;
     assert!(browser.current_url().await.contains("/sign-in"));
-    browser.screenshot("signed-out").await;
+    browser.screenshot(&format!("{shots}signed-out")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
