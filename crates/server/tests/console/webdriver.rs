@@ -78,9 +78,10 @@ impl Browser {
             address,
             session: String::new(),
         };
-        // The driver listens within moments; its readiness is a status request away.
+        // The driver listens within moments, but a first start on a fresh, busy machine
+        // (a cold build just done) once took more than 5 s: up to 30 s is allowed.
         let mut ready = false;
-        for _ in 0..200 {
+        for _ in 0..1200 {
             if tokio::net::TcpStream::connect(&browser.address)
                 .await
                 .is_ok()
