@@ -179,6 +179,12 @@ CREATE TABLE context_memory_items (
   updated_at bigint NOT NULL
 );
 
+CREATE TABLE count_folds (
+  table_name text NOT NULL,
+  rows_left bigint NOT NULL,
+  inserted_before bigint NOT NULL
+);
+
 CREATE TABLE custom_strategies (
   id bigint NOT NULL DEFAULT nextval('custom_strategies_id_seq'::regclass),
   internal_origin_uuid text NOT NULL,
@@ -632,6 +638,8 @@ ALTER TABLE context_memory_items ADD CONSTRAINT context_memory_items_pkey PRIMAR
 ALTER TABLE context_memory_items ADD CONSTRAINT context_memory_items_tenant_union_id_fkey FOREIGN KEY (tenant_union_id) REFERENCES tenant_unions(id);
 
 ALTER TABLE context_memory_items ADD CONSTRAINT context_memory_items_updated_by_fkey FOREIGN KEY (updated_by) REFERENCES users(id);
+
+ALTER TABLE count_folds ADD CONSTRAINT count_folds_pkey PRIMARY KEY (table_name);
 
 ALTER TABLE custom_strategies ADD CONSTRAINT custom_strategies_created_by_fkey FOREIGN KEY (created_by) REFERENCES users(id);
 

@@ -190,6 +190,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "coalesce_walk_by_id",
         sql: include_str!("../migrations/0035_coalesce_walk_by_id.sql"),
     },
+    Migration {
+        version: 36,
+        name: "count_folds",
+        sql: include_str!("../migrations/0036_count_folds.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

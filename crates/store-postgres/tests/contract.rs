@@ -304,3 +304,89 @@ async fn pages_with_the_same_sources_in_opposite_orders_are_stored_side_by_side(
     assert_eq!(deadlocks, 0);
 }
 sleuth_test_support::notification_contract_tests!(open());
+
+/// Several processes fold the same tables: a fold by one (which inserts a row per
+/// combination) is not taken by another for as many new deltas. When each process kept
+/// its own last fold, they folded in turn every second without end, and those folds were
+/// most of PostgreSQL's time under a drain with two worker processes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fold_by_one_process_is_not_folded_again_by_another() {
+    let Some(database) = postgres::fresh_database().await else {
+        return;
+    };
+    // Migrated by a store, whose own folder stops when it is dropped: the two pools
+    // below are two processes' folders.
+    drop(
+        sleuth_store_postgres::open(database.url(), &Default::default())
+            .await
+            .expect("open postgres"),
+    );
+    let first = sqlx::AnyPool::connect(database.url()).await.unwrap();
+    let second = sqlx::AnyPool::connect(database.url()).await.unwrap();
+    sqlx::query("DELETE FROM count_folds")
+        .execute(&first)
+        .await
+        .unwrap();
+    let table = "investigation_counts";
+    let base = inserted_into(&first, table).await;
+    // 3,000 combinations: more than the fewest deltas a fold waits for.
+    let add_one_to_each = "INSERT INTO investigation_counts \
+        (status, alert_type, direct_source_label, tenant_union_id, n) \
+        SELECT 'success', 'type ' || g, 'source', 1, 1 FROM generate_series(1, 3000) AS g";
+    sqlx::query(add_one_to_each).execute(&first).await.unwrap();
+    wait_until_inserted(&second, table, base + 3_000).await;
+    let folded = |pool| sleuth_store_sql::fold_due_counts(pool);
+    assert!(
+        folded(&first).await.unwrap().is_empty(),
+        "a first look counts"
+    );
+    assert!(folded(&second).await.unwrap().is_empty(), "and is shared");
+
+    sqlx::query(add_one_to_each).execute(&second).await.unwrap();
+    wait_until_inserted(&second, table, base + 6_000).await;
+    assert_eq!(folded(&first).await.unwrap(), [table]);
+    // The fold's own 3,000 rows, once in the statistics, are no new deltas.
+    wait_until_inserted(&second, table, base + 9_000).await;
+    assert!(folded(&second).await.unwrap().is_empty());
+    assert!(folded(&first).await.unwrap().is_empty());
+    let (rows, total): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), CAST(SUM(n) AS BIGINT) FROM investigation_counts")
+            .fetch_one(&first)
+            .await
+            .unwrap();
+    assert_eq!((rows, total), (3_000, 6_000));
+}
+
+/// The rows inserted into `table` so far, as PostgreSQL's statistics count them.
+async fn inserted_into(pool: &sqlx::AnyPool, table: &str) -> i64 {
+    let mut connection = pool.acquire().await.expect("a connection");
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(&mut *connection)
+        .await
+        .expect("clear the statistics snapshot");
+    sqlx::query_scalar(
+        "SELECT COALESCE(MAX(n_tup_ins), 0) FROM pg_stat_user_tables \
+         WHERE schemaname = current_schema() AND relname = $1",
+    )
+    .bind(table)
+    .fetch_one(&mut *connection)
+    .await
+    .expect("read the table's statistics")
+}
+
+/// Waits until the statistics count `at_least` rows inserted into `table`: each backend
+/// reports its inserts within about a second of going idle.
+async fn wait_until_inserted(pool: &sqlx::AnyPool, table: &str, at_least: i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let inserted = inserted_into(pool, table).await;
+        if inserted >= at_least {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{table}: {inserted} rows inserted, not {at_least}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
