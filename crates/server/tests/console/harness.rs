@@ -99,6 +99,21 @@ impl ConsoleApp {
         })
     }
 
+    /// Runs `journey` on a fresh app on PostgreSQL, its screenshots named `postgres-…`;
+    /// without Chromium, or without a server named by `SLEUTH_TEST_POSTGRES_URL`, it says
+    /// so and runs nothing (`what` names the journey).
+    pub(crate) async fn on_postgresql<F: std::future::Future<Output = ()>>(
+        what: &str,
+        journey: impl FnOnce(ConsoleApp, &'static str) -> F,
+    ) {
+        if !crate::webdriver::available(what) {
+            return;
+        }
+        if let Some(app) = ConsoleApp::start_on(Backend::Postgres, |_| {}).await {
+            journey(app, "postgres-").await;
+        }
+    }
+
     /// An app whose response actions run in a real sandbox, with uids of its own so that
     /// tests side by side never share a slot.
     pub(crate) async fn start_with_sandbox() -> ConsoleApp {

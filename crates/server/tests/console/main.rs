@@ -1,5 +1,6 @@
 //! The analyst console in a real browser: headless Chromium over WebDriver against a real
-//! Sleuth on loopback with a real SQLite file. Each browser test saves screenshots of its
+//! Sleuth on loopback with a real SQLite file; the analyst's journey, the dashboard and
+//! the backtest also on PostgreSQL (`ConsoleApp::on_postgresql`). Each browser test saves screenshots of its
 //! pages under `target/console-screenshots/` for a reviewer. Without Chromium these tests
 //! fail, unless `SLEUTH_CONSOLE_TESTS_MAY_SKIP` is set (then they say loudly that they
 //! skipped); CI installs Chromium (`.ci/run`), so there they run.
@@ -69,12 +70,7 @@ async fn an_analyst_signs_in_filters_opens_gives_feedback_adds_a_note_and_signs_
 /// on the other backend's statements. Its screenshots are named `postgres-…`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_analysts_journey_on_postgresql() {
-    if !webdriver::available("the analyst's journey on PostgreSQL") {
-        return;
-    }
-    if let Some(app) = ConsoleApp::start_on(harness::Backend::Postgres, |_| {}).await {
-        analysts_journey(app, "postgres-").await;
-    }
+    ConsoleApp::on_postgresql("the analyst's journey on PostgreSQL", analysts_journey).await;
 }
 
 /// Sign in, filter and search the queue, open an investigation, give feedback and see it

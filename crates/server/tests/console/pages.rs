@@ -240,7 +240,20 @@ async fn the_dashboard_counts_the_window_and_shows_hostile_labels_as_text() {
     if !crate::webdriver::available("the dashboard") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    dashboard_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same dashboard on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): its per-day, queue and agreement figures come from the
+/// other backend's count deltas and statements. Its screenshot is named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_on_postgresql() {
+    ConsoleApp::on_postgresql("the dashboard on PostgreSQL", dashboard_journey).await;
+}
+
+/// Three alerts concluded (one agreed with, one corrected), one queued; a reader reads the
+/// dashboard and narrows its window; the screenshot named with `shots` first.
+async fn dashboard_journey(app: ConsoleApp, shots: &str) {
     // The day the alerts arrive; a run across midnight (UTC) counts them on either day.
     let first_day = chrono::Utc::now().date_naive();
     let mut concluded = Vec::new();
@@ -332,7 +345,7 @@ async fn the_dashboard_counts_the_window_and_shows_hostile_labels_as_text() {
     );
     assert!(browser.find_all("#per-day rect").await.len() >= 2);
     nothing_injected(&browser, "the dashboard").await;
-    browser.screenshot("dashboard").await;
+    browser.screenshot(&format!("{shots}dashboard")).await;
 
     browser
         .click_to_load("a.window[href='/dashboard?days=7']")
@@ -483,7 +496,20 @@ async fn an_admin_backtests_a_strategy_from_its_page() {
     if !crate::webdriver::available("the backtest") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    backtest_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same backtest on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): the strategy and the re-run investigations are read by
+/// the other backend's statements. Its screenshot is named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_backtests_a_strategy_on_postgresql() {
+    ConsoleApp::on_postgresql("the backtest on PostgreSQL", backtest_journey).await;
+}
+
+/// Two alerts concluded, a strategy created over the API; an admin backtests it from its
+/// page, first over a period the wrong way round; the screenshot named with `shots` first.
+async fn backtest_journey(app: ConsoleApp, shots: &str) {
     for (id, title) in [("b-1", "Mimikatz on WKS-1"), ("b-2", "Beacon from WKS-2")] {
         app.create(&crate::alert(id, title, "WKS-1", "203.0.113.80"))
             .await;
@@ -549,7 +575,9 @@ async fn an_admin_backtests_a_strategy_from_its_page() {
         affected
     );
     nothing_injected(&browser, "the backtest").await;
-    browser.screenshot("settings-backtest").await;
+    browser
+        .screenshot(&format!("{shots}settings-backtest"))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
