@@ -331,6 +331,16 @@ pub(crate) fn subtract_other_states(matches_everywhere: u64, in_other_states: u6
     in_other_states < matches_everywhere
 }
 
+/// Whether a search in one state is counted among the state's own investigations, in their
+/// span of ids (`list_search::count_in_own_span`), rather than from the matches in every
+/// state: when the other states hold more investigations than the state itself (the
+/// queue's state, or the concluded ones below a backlog), the matches everywhere, which
+/// the other ways read in full, are mostly the other states'. A state with none is not
+/// read at all. A pure function, no I/O.
+pub(crate) fn count_within_own_span(in_state: u64, in_other_states: u64) -> bool {
+    in_other_states > in_state
+}
+
 /// The investigations of one other state, as `count_elsewhere` weighs them: how many, and
 /// the lowest and highest of their ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1140,6 +1150,28 @@ mod tests {
                 subtract_other_states(matches, others),
                 expected,
                 "{matches} matches, {others} in the other states"
+            );
+        }
+    }
+
+    #[test]
+    fn a_search_is_counted_in_its_own_state_when_the_others_hold_more() {
+        let cases = [
+            // (investigations in the state, in the other states, within its own span)
+            // The concluded below a backlog of a million.
+            (114_000, 882_000, true),
+            // The queue of a store nearly all concluded.
+            (300, 999_700, true),
+            // Successes, nearly everything.
+            (999_700, 300, false),
+            (500, 500, false),
+            (0, 0, false),
+        ];
+        for (in_state, others, expected) in cases {
+            assert_eq!(
+                count_within_own_span(in_state, others),
+                expected,
+                "{in_state} in the state, {others} in the other states"
             );
         }
     }

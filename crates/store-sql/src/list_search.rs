@@ -12,7 +12,10 @@
 //! `list_plan::count_elsewhere`): jobs are claimed in id order, so the queue is the newest
 //! ids and what concluded the oldest, and the search index reads the matches in a range of
 //! rowids without the rest, where reading every match of the word into a list grew with
-//! the word's matches in the whole store.
+//! the word's matches in the whole store. When the other states hold more investigations
+//! than the state itself (`list_plan::count_within_own_span`: the queue's state, or what
+//! concluded below a backlog), the matches are counted in the state's own span of ids
+//! instead, and the matches in every state are not read at all.
 //!
 //! PostgreSQL keeps each investigation's search vector on its row: counting the matches in
 //! every state reads every matching row just as counting those in the state does, so
@@ -24,8 +27,8 @@ use sqlx::AnyConnection;
 
 use crate::builder::SqlBuilder;
 use crate::list_plan::{
-    Elsewhere, ElsewherePart, Facet, StateSpan, count_elsewhere as plan_elsewhere, next_window,
-    subtract_other_states,
+    Elsewhere, ElsewherePart, Facet, StateSpan, count_elsewhere as plan_elsewhere,
+    count_within_own_span, next_window, subtract_other_states,
 };
 use crate::list_sql::{Access, push_order, sort_columns};
 use crate::{DbResultExt, Dialect, rows, search};
@@ -50,13 +53,34 @@ pub(crate) async fn count_in_state(
         .collect();
     let mut kept = SqlBuilder::new(&Facet::All.sum_by_state(dialect));
     kept.push("i.status IN ");
-    kept.bind_list(others.iter().cloned())?;
+    kept.bind_list(
+        InvestigationStatus::ALL
+            .iter()
+            .map(|any| any.as_str().to_string()),
+    )?;
     kept.push(" GROUP BY i.status");
-    let in_other_states: u64 = crate::list::fetch_counts(connection, kept)
-        .await?
+    let kept = crate::list::fetch_counts(connection, kept).await?;
+    let in_state_total: u64 = kept
         .iter()
+        .filter(|(counted, _)| *counted == state)
         .map(|(_, count)| count)
         .sum();
+    let in_other_states: u64 = kept
+        .iter()
+        .filter(|(counted, _)| *counted != state)
+        .map(|(_, count)| count)
+        .sum();
+    if in_state_total == 0 {
+        return Ok(Some(Vec::new()));
+    }
+    if count_within_own_span(in_state_total, in_other_states) {
+        let in_state = count_in_own_span(connection, state, &expression).await?;
+        return Ok(Some(if in_state == 0 {
+            Vec::new()
+        } else {
+            vec![(state, in_state)]
+        }));
+    }
     // One read transaction: both counts see the same investigations, so one concluding
     // meanwhile is never counted in neither or both.
     let mut transaction = sqlx::Connection::begin(&mut *connection).await.db()?;
@@ -83,6 +107,33 @@ pub(crate) async fn count_in_state(
     } else {
         vec![(state, in_state)]
     }))
+}
+
+/// The matches of the search `expression` among the investigations of `state`, read from
+/// the search index only within the state's span of ids, each looked up for its state: one
+/// statement, so one snapshot. Its cost is the state's investigations (their lowest and
+/// highest id, from an index) and the word's matches in their span, never the word's
+/// matches in the whole store.
+async fn count_in_own_span(
+    connection: &mut AnyConnection,
+    state: InvestigationStatus,
+    expression: &str,
+) -> StoreResult<u64> {
+    let count: i64 = sqlx::query_scalar(
+        "WITH span AS (SELECT MIN(id) AS low, MAX(id) AS high FROM investigations \
+         WHERE status = $1) \
+         SELECT COUNT(*) FROM investigations i WHERE i.status = $1 \
+         AND i.id BETWEEN (SELECT low FROM span) AND (SELECT high FROM span) \
+         AND i.id IN (SELECT rowid FROM investigation_search \
+         WHERE investigation_search MATCH $2 \
+         AND rowid BETWEEN (SELECT low FROM span) AND (SELECT high FROM span))",
+    )
+    .bind(state.as_str())
+    .bind(expression)
+    .fetch_one(&mut *connection)
+    .await
+    .db()?;
+    Ok(u64::try_from(count).unwrap_or(0))
 }
 
 /// The matches of the search `expression` among the investigations of the `others` states,
@@ -169,8 +220,11 @@ async fn count_elsewhere(
 /// The ids of one page (from `query.offset`, up to `page_end`) of a search in `state` that
 /// `list_plan::searched_in_windows` reads in windows, on SQLite: the first `window` rows of
 /// the state in the sort order (`None`: all of them), under every filter but the search,
-/// are tested against the matches from the lowest id among them on, read once from the
-/// search index (`rowid >=` a bound: no lookup per investigation). A window holding fewer
+/// are tested against the matches between the lowest and the highest id among them, read
+/// once from the search index (a range of rowids: no lookup per investigation). Both
+/// bounds matter: with only the lowest, an old window (an ascending sort, or the
+/// concluded investigations below a queue of newer ids) read every later match of the
+/// word in the store. A window holding fewer
 /// than `page_end` matches is followed by one four times as large (`next_window`), up to
 /// the whole state: the matches of a window are those of the list up to its last row, so
 /// the page is exact however the matches lie in the sort order.
@@ -217,7 +271,7 @@ pub(crate) async fn page_in_windows(
              WHERE investigation_search MATCH ",
         );
         page.bind(expression.clone())?;
-        page.push(" AND rowid >= (SELECT MIN(id) FROM w))");
+        page.push(" AND rowid BETWEEN (SELECT MIN(id) FROM w) AND (SELECT MAX(id) FROM w))");
         push_order(
             &mut page,
             dialect,

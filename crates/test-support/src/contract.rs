@@ -49,6 +49,7 @@ macro_rules! store_contract_tests {
             a_search_counts_its_matches_in_the_listed_states_only,
             a_search_from_a_source_finds_its_matches_only,
             a_searched_page_far_down_the_sort_order_is_exact,
+            a_search_in_a_state_smaller_than_the_others_is_exact,
             history_finds_shared_entities_and_prior_verdicts,
             history_of_a_union_is_not_crowded_out_by_another,
             history_reads_a_bounded_window_of_an_entity_everywhere,
@@ -2698,6 +2699,87 @@ pub async fn a_searched_page_far_down_the_sort_order_is_exact(store: Arc<dyn Sto
     assert_eq!(ids(&store, &page(1, 0)).await, beacons[..1]);
     assert_eq!(ids(&store, &page(100, 0)).await, beacons);
     assert_eq!(ids(&store, &page(5, 18)).await, beacons[18..]);
+}
+
+/// A search in a state holding fewer investigations than the others (what concluded below
+/// a backlog, or the queue): SQLite counts it within the state's own span of ids
+/// (`list_search::count_in_own_span`), where an investigation of another state may lie,
+/// and reads a page's matches between the lowest and highest id of its window. Counts and
+/// pages, in both directions, must be those of the rows.
+pub async fn a_search_in_a_state_smaller_than_the_others_is_exact(store: Arc<dyn Store>) {
+    let first = concluded(
+        &store,
+        simple_alert("beacon first", 0),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        0,
+    )
+    .await;
+    // Queued now, then leased by the next conclusion's claim: inside the successes' span.
+    let between = store
+        .create_investigation(simple_alert("beacon between", 1), false)
+        .await
+        .unwrap()
+        .investigation_id();
+    let second = concluded(
+        &store,
+        simple_alert("beacon second", 2),
+        Outcome::FalseAlert,
+        Priority::Informational,
+        2,
+    )
+    .await;
+    for minute in 3..12 {
+        store
+            .create_investigation(
+                simple_alert(&format!("beacon backlog {minute}"), minute),
+                false,
+            )
+            .await
+            .unwrap();
+    }
+    store
+        .create_investigation(simple_alert("quiet backlog", 12), false)
+        .await
+        .unwrap();
+    let search = |state: InvestigationStatus, direction: SortDirection| InvestigationQuery {
+        search: Some("beacon".into()),
+        states: vec![state],
+        direction,
+        limit: 100,
+        ..query()
+    };
+    use InvestigationStatus::{Loading, NotAsked, Success};
+    use SortDirection::{Ascending, Descending};
+    let listed = store
+        .list_investigations(&search(Success, Descending))
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 2);
+    assert_eq!(
+        ids(&store, &search(Success, Descending)).await,
+        [second, first]
+    );
+    assert_eq!(
+        ids(&store, &search(Success, Ascending)).await,
+        [first, second]
+    );
+    let listed = store
+        .list_investigations(&search(Loading, Descending))
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 1);
+    assert_eq!(ids(&store, &search(Loading, Ascending)).await, [between]);
+    let listed = store
+        .list_investigations(&search(NotAsked, Descending))
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 9);
+    let quiet = InvestigationQuery {
+        search: Some("quiet".into()),
+        ..search(Success, Descending)
+    };
+    assert_eq!(store.list_investigations(&quiet).await.unwrap().total, 0);
 }
 
 pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {
