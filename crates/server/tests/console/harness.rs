@@ -106,10 +106,27 @@ impl ConsoleApp {
         what: &str,
         journey: impl FnOnce(ConsoleApp, &'static str) -> F,
     ) {
+        ConsoleApp::on_postgresql_started(
+            what,
+            |backend| ConsoleApp::start_on(backend, |_| {}),
+            journey,
+        )
+        .await;
+    }
+
+    /// `on_postgresql` with the app that `start` starts on PostgreSQL.
+    pub(crate) async fn on_postgresql_started<S, F>(
+        what: &str,
+        start: impl FnOnce(Backend) -> S,
+        journey: impl FnOnce(ConsoleApp, &'static str) -> F,
+    ) where
+        S: std::future::Future<Output = Option<ConsoleApp>>,
+        F: std::future::Future<Output = ()>,
+    {
         if !crate::webdriver::available(what) {
             return;
         }
-        if let Some(app) = ConsoleApp::start_on(Backend::Postgres, |_| {}).await {
+        if let Some(app) = start(Backend::Postgres).await {
             journey(app, "postgres-").await;
         }
     }
@@ -117,9 +134,16 @@ impl ConsoleApp {
     /// An app whose response actions run in a real sandbox, with uids of its own so that
     /// tests side by side never share a slot.
     pub(crate) async fn start_with_sandbox() -> ConsoleApp {
+        ConsoleApp::start_with_sandbox_on(Backend::Sqlite)
+            .await
+            .expect("SQLite needs no server")
+    }
+
+    /// `start_with_sandbox` on `backend`; `None` as for `start_on`.
+    pub(crate) async fn start_with_sandbox_on(backend: Backend) -> Option<ConsoleApp> {
         static NEXT_UID_RANGE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let range = NEXT_UID_RANGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let app = ConsoleApp::start_with(|settings| {
+        let app = ConsoleApp::start_on(backend, |settings| {
             let sandbox = &mut settings.sandbox;
             sandbox.wall_clock_seconds = 5;
             sandbox.cpu_seconds = 5;
@@ -131,7 +155,7 @@ impl ConsoleApp {
             sandbox.uid_base = 2_300_000_000 + (std::process::id() % 100_000) * 1_000 + range * 10;
             sandbox.work_root = std::env::temp_dir().join("sleuth-console-sandbox-tests");
         })
-        .await;
+        .await?;
         let config = app.state.settings().sandbox.sandbox_config(
             env!("CARGO_BIN_EXE_sleuth-server-sandbox-exec").into(),
             Vec::new(),
@@ -140,7 +164,7 @@ impl ConsoleApp {
             .await
             .expect("probe the sandbox");
         app.state.set_sandbox(sandbox);
-        app
+        Some(app)
     }
 
     /// A POST of JSON to the API as the admin.

@@ -585,7 +585,26 @@ async fn an_admin_creates_and_test_runs_a_response_action_and_sees_its_runs() {
     if !crate::webdriver::available("the response actions") {
         return;
     }
-    let app = ConsoleApp::start_with_sandbox().await;
+    response_action_journey(ConsoleApp::start_with_sandbox().await, "").await;
+}
+
+/// The same response actions on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): versions, test runs and run history are the other
+/// backend's rows. Its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_creates_and_test_runs_a_response_action_on_postgresql() {
+    ConsoleApp::on_postgresql_started(
+        "the response actions on PostgreSQL",
+        ConsoleApp::start_with_sandbox_on,
+        response_action_journey,
+    )
+    .await;
+}
+
+/// An admin creates a response action (first refused for a blank name), test-runs it in
+/// the sandbox, sees its runs and the run an investigation fired; screenshots named with
+/// `shots` first.
+async fn response_action_journey(app: ConsoleApp, shots: &str) {
     let browser = Browser::start().await;
     sign_in(&browser, &app, ADMIN, PASSWORD).await;
     browser.goto(&app.url("/settings/actions")).await;
@@ -631,7 +650,9 @@ async fn an_admin_creates_and_test_runs_a_response_action_and_sees_its_runs() {
         format!("ticket for None {IMG}")
     );
     nothing_injected(&browser, "a test-run").await;
-    browser.screenshot("settings-action-test").await;
+    browser
+        .screenshot(&format!("{shots}settings-action-test"))
+        .await;
     set_value(&browser, "#test-code", "raise ValueError('boom')").await;
     browser.click_to_load("#run-test").await;
     assert_eq!(browser.text("#test-status").await, "failed");
@@ -683,10 +704,14 @@ async fn an_admin_creates_and_test_runs_a_response_action_and_sees_its_runs() {
         browser.text("table.runs pre.output-text").await,
         format!("ticket for {investigation_id} None")
     );
-    browser.screenshot("settings-action-runs").await;
+    browser
+        .screenshot(&format!("{shots}settings-action-runs"))
+        .await;
     browser
         .goto(&app.url(&format!("/investigations/{investigation_id}")))
         .await;
     assert!(browser.text("#runs").await.contains(&name));
-    browser.screenshot("investigation-fired-run").await;
+    browser
+        .screenshot(&format!("{shots}investigation-fired-run"))
+        .await;
 }
