@@ -181,7 +181,7 @@ CREATE TABLE context_memory_items (
 
 CREATE TABLE count_folds (
   table_name text NOT NULL,
-  rows_left bigint NOT NULL,
+  rows_inserted bigint NOT NULL,
   inserted_before bigint NOT NULL
 );
 
@@ -222,7 +222,8 @@ CREATE TABLE investigation_counts (
   tenant_id text,
   tenant_label text,
   tenant_integration_key text,
-  n bigint NOT NULL
+  n bigint NOT NULL,
+  folded boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE investigation_facet_counts (
@@ -236,13 +237,15 @@ CREATE TABLE investigation_facet_counts (
   tenant_id text,
   tenant_label text,
   tenant_integration_key text,
-  n bigint NOT NULL
+  n bigint NOT NULL,
+  folded boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE investigation_hour_counts (
   status text NOT NULL,
   hour bigint NOT NULL,
-  n bigint NOT NULL
+  n bigint NOT NULL,
+  folded boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE investigation_notes (
@@ -270,7 +273,8 @@ CREATE TABLE investigation_tag_counts (
   tenant_id text,
   tenant_label text,
   tenant_integration_key text,
-  n bigint NOT NULL
+  n bigint NOT NULL,
+  folded boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE investigation_tag_facet_counts (
@@ -285,7 +289,8 @@ CREATE TABLE investigation_tag_facet_counts (
   tenant_id text,
   tenant_label text,
   tenant_integration_key text,
-  n bigint NOT NULL
+  n bigint NOT NULL,
+  folded boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE investigation_tags (
@@ -809,19 +814,49 @@ CREATE INDEX context_memory_items_by_tenant ON public.context_memory_items USING
 
 CREATE INDEX context_memory_items_by_union ON public.context_memory_items USING btree (tenant_union_id);
 
+CREATE UNIQUE INDEX investigation_counts_folded ON public.investigation_counts USING btree (status, canceled, priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key) NULLS NOT DISTINCT WHERE folded;
+
+CREATE INDEX investigation_counts_folded_to_zero ON public.investigation_counts USING btree (folded) WHERE (folded AND (n = 0));
+
+CREATE INDEX investigation_counts_unfolded ON public.investigation_counts USING btree (folded) WHERE (NOT folded);
+
 CREATE INDEX investigation_facet_counts_by_tenant_id ON public.investigation_facet_counts USING btree (tenant_id, status) WHERE (facet = 'tenant'::text);
 
 CREATE INDEX investigation_facet_counts_by_tenant_label ON public.investigation_facet_counts USING btree (tenant_label, status) WHERE (facet = 'tenant'::text);
 
 CREATE INDEX investigation_facet_counts_by_value ON public.investigation_facet_counts USING btree (facet, status, alert_type, direct_source_label);
 
+CREATE UNIQUE INDEX investigation_facet_counts_folded ON public.investigation_facet_counts USING btree (facet, status, canceled, priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key) NULLS NOT DISTINCT WHERE folded;
+
+CREATE INDEX investigation_facet_counts_folded_to_zero ON public.investigation_facet_counts USING btree (folded) WHERE (folded AND (n = 0));
+
+CREATE INDEX investigation_facet_counts_unfolded ON public.investigation_facet_counts USING btree (folded) WHERE (NOT folded);
+
 CREATE INDEX investigation_hour_counts_by_hour ON public.investigation_hour_counts USING btree (status, hour);
+
+CREATE UNIQUE INDEX investigation_hour_counts_folded ON public.investigation_hour_counts USING btree (status, hour) NULLS NOT DISTINCT WHERE folded;
+
+CREATE INDEX investigation_hour_counts_folded_to_zero ON public.investigation_hour_counts USING btree (folded) WHERE (folded AND (n = 0));
+
+CREATE INDEX investigation_hour_counts_unfolded ON public.investigation_hour_counts USING btree (folded) WHERE (NOT folded);
 
 CREATE INDEX investigation_notes_by_investigation ON public.investigation_notes USING btree (investigation_id, id);
 
 CREATE INDEX investigation_tag_counts_by_name ON public.investigation_tag_counts USING btree (name, status);
 
+CREATE UNIQUE INDEX investigation_tag_counts_folded ON public.investigation_tag_counts USING btree (name, status, canceled, priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key) NULLS NOT DISTINCT WHERE folded;
+
+CREATE INDEX investigation_tag_counts_folded_to_zero ON public.investigation_tag_counts USING btree (folded) WHERE (folded AND (n = 0));
+
+CREATE INDEX investigation_tag_counts_unfolded ON public.investigation_tag_counts USING btree (folded) WHERE (NOT folded);
+
 CREATE INDEX investigation_tag_facet_counts_by_name ON public.investigation_tag_facet_counts USING btree (name, facet, status);
+
+CREATE UNIQUE INDEX investigation_tag_facet_counts_folded ON public.investigation_tag_facet_counts USING btree (name, facet, status, canceled, priority, alert_type, direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key) NULLS NOT DISTINCT WHERE folded;
+
+CREATE INDEX investigation_tag_facet_counts_folded_to_zero ON public.investigation_tag_facet_counts USING btree (folded) WHERE (folded AND (n = 0));
+
+CREATE INDEX investigation_tag_facet_counts_unfolded ON public.investigation_tag_facet_counts USING btree (folded) WHERE (NOT folded);
 
 CREATE INDEX investigation_tags_by_investigation ON public.investigation_tags USING btree (investigation_id);
 

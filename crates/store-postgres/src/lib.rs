@@ -195,6 +195,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "count_folds",
         sql: include_str!("../migrations/0036_count_folds.sql"),
     },
+    Migration {
+        version: 37,
+        name: "fold_deltas_only",
+        sql: include_str!("../migrations/0037_fold_deltas_only.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

@@ -355,6 +355,47 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
             .await
             .unwrap();
     assert_eq!((rows, total), (3_000, 6_000));
+
+    // A later fold reads only the deltas since: 1,499 on one combination already folded
+    // and one that brings another to zero. It inserts no row, and drops the zero.
+    sqlx::query(
+        "INSERT INTO investigation_counts \
+         (status, alert_type, direct_source_label, tenant_union_id, n) \
+         SELECT 'success', 'type 1', 'source', 1, 1 FROM generate_series(1, 1499) \
+         UNION ALL SELECT 'success', 'type 2', 'source', 1, -2",
+    )
+    .execute(&second)
+    .await
+    .unwrap();
+    wait_until_inserted(&first, table, base + 10_500).await;
+    assert_eq!(folded(&second).await.unwrap(), [table]);
+    let rows_inserted: i64 =
+        sqlx::query_scalar("SELECT rows_inserted FROM count_folds WHERE table_name = $1")
+            .bind(table)
+            .fetch_one(&first)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows_inserted, 0,
+        "the folded rows were updated, not rewritten"
+    );
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT alert_type, n FROM investigation_counts \
+         WHERE alert_type IN ('type 1', 'type 2', 'type 3') ORDER BY alert_type",
+    )
+    .fetch_all(&first)
+    .await
+    .unwrap();
+    assert_eq!(
+        rows,
+        [("type 1".to_string(), 1_501), ("type 3".to_string(), 2)]
+    );
+    let (rows, total): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), CAST(SUM(n) AS BIGINT) FROM investigation_counts")
+            .fetch_one(&first)
+            .await
+            .unwrap();
+    assert_eq!((rows, total), (2_999, 7_497));
 }
 
 /// The rows inserted into `table` so far, as PostgreSQL's statistics count them.

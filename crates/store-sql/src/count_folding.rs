@@ -6,14 +6,14 @@
 //! wait on a shared counter. Folding replaces the deltas of each combination by their sum,
 //! which keeps the sums a list reads short.
 //!
-//! Every process folds in the background, a table at a time, once the deltas inserted
-//! since the table's last fold are at least as many as the rows that fold left: so each
-//! delta is folded a bounded number of times, and a table holds at most about twice its
-//! combinations. The last fold, by whichever process, is kept in the database
-//! (`count_folds`), and one process at a time looks at a table. Whether a table has grown
-//! so is read from PostgreSQL's own count of the rows inserted into it
-//! (`pg_stat_user_tables.n_tup_ins`), which costs the same at any size; counting the
-//! table's rows and combinations instead read every row each second, in every process.
+//! Every process folds in the background, a table at a time, once a thousand deltas or
+//! more were inserted since the table's last fold. A fold reads and writes only those
+//! deltas: it deletes the rows not yet `folded` and adds their sums into the table's
+//! folded rows, one per combination (PostgreSQL migration fold_deltas_only), so its cost
+//! is the deltas', whatever the table's size. The last fold, by whichever process, is
+//! kept in the database (`count_folds`), and one process at a time looks at a table.
+//! Whether deltas came is read from PostgreSQL's own count of the rows inserted into the
+//! table (`pg_stat_user_tables.n_tup_ins`), which costs the same at any size.
 
 use std::time::Duration;
 
@@ -51,44 +51,42 @@ const DELTA_TABLES: [(&str, &str); 5] = [
 /// How often the background folder looks at the tables.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// A table is folded only once this many deltas came since its last fold, however few
-/// rows that fold left: folding a handful of rows each second gains nothing.
+/// A table is folded once this many deltas came since its last fold: folding a handful
+/// of rows each second gains nothing.
 const MIN_DELTAS: i64 = 1_000;
 
-/// A table's last fold, by whichever process (a row of `count_folds`, migration
-/// count_folds), or its first count.
+/// A table's last fold, by whichever process (a row of `count_folds`), or its first look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Folded {
-    /// The rows the table held after it.
-    rows: i64,
-    /// `n_tup_ins` read just before it: the fold's own inserts (`rows` of them) come after.
+    /// `n_tup_ins` read just before it.
     inserted_before: i64,
+    /// The rows it inserted (combinations new since the fold before), which come after.
+    rows_inserted: i64,
 }
 
-/// What one process does with a table, given its last fold (`None`: never folded nor
-/// counted) and `inserted`, the rows inserted into it in all. A pure function, no I/O.
+/// What one process does with a table, given its last fold (`None`: never looked at) and
+/// `inserted`, the rows inserted into it in all. A pure function, no I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Decision {
-    /// The deltas since the last fold, its own inserts not counted, are at least as many
-    /// as the rows it left.
+    /// At least `MIN_DELTAS` deltas since the last fold, its own inserts not counted.
     Fold,
-    /// Never seen, or a count below the last one (statistics were reset): counted, so
-    /// that the deltas from now on are measured from here.
-    Count,
+    /// Never looked at, or a count below the last one (statistics were reset): the deltas
+    /// are measured from here on.
+    Start,
     Wait,
 }
 
 fn decide(last: Option<Folded>, inserted: i64) -> Decision {
     let Some(last) = last else {
-        return Decision::Count;
+        return Decision::Start;
     };
     if inserted < last.inserted_before {
-        return Decision::Count;
+        return Decision::Start;
     }
     // Negative while the fold's own inserts are not yet in the statistics (each backend
     // reports them within about a second).
-    let deltas_since = inserted - last.inserted_before - last.rows;
-    if deltas_since >= last.rows.max(MIN_DELTAS) {
+    let deltas_since = inserted - last.inserted_before - last.rows_inserted;
+    if deltas_since >= MIN_DELTAS {
         Decision::Fold
     } else {
         Decision::Wait
@@ -147,38 +145,30 @@ async fn fold_if_due(pool: &AnyPool, lock: i64, table: &str, columns: &str) -> S
     .fetch_one(&mut *transaction)
     .await
     .db()?;
-    let last: Option<(i64, i64)> =
-        sqlx::query_as("SELECT rows_left, inserted_before FROM count_folds WHERE table_name = $1")
-            .bind(table)
-            .fetch_optional(&mut *transaction)
-            .await
-            .db()?;
-    let last = last.map(|(rows, inserted_before)| Folded {
-        rows,
-        inserted_before,
-    });
-    let (rows, fold) = match decide(last, inserted) {
-        Decision::Wait => return Ok(false),
-        Decision::Fold => (fold_table(&mut transaction, table, columns).await?, true),
-        Decision::Count => {
-            let rows: i64 =
-                sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
-                    .fetch_one(&mut *transaction)
-                    .await
-                    .db()?;
-            // Counted, not folded: every row is already in `inserted`.
-            (rows, false)
-        }
-    };
-    let inserted_before = if fold { inserted } else { inserted - rows };
-    sqlx::query(
-        "INSERT INTO count_folds (table_name, rows_left, inserted_before) VALUES ($1, $2, $3) \
-         ON CONFLICT (table_name) DO UPDATE SET rows_left = excluded.rows_left, \
-         inserted_before = excluded.inserted_before",
+    let last: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT inserted_before, rows_inserted FROM count_folds WHERE table_name = $1",
     )
     .bind(table)
-    .bind(rows)
-    .bind(inserted_before)
+    .fetch_optional(&mut *transaction)
+    .await
+    .db()?;
+    let last = last.map(|(inserted_before, rows_inserted)| Folded {
+        inserted_before,
+        rows_inserted,
+    });
+    let (rows_inserted, fold) = match decide(last, inserted) {
+        Decision::Wait => return Ok(false),
+        Decision::Fold => (fold_table(&mut transaction, table, columns).await?, true),
+        Decision::Start => (0, false),
+    };
+    sqlx::query(
+        "INSERT INTO count_folds (table_name, inserted_before, rows_inserted) \
+         VALUES ($1, $2, $3) ON CONFLICT (table_name) DO UPDATE SET \
+         inserted_before = excluded.inserted_before, rows_inserted = excluded.rows_inserted",
+    )
+    .bind(table)
+    .bind(inserted)
+    .bind(rows_inserted)
     .execute(&mut *transaction)
     .await
     .db()?;
@@ -197,25 +187,34 @@ pub async fn fold_counts_now(pool: &AnyPool) -> StoreResult<()> {
     Ok(())
 }
 
-/// Folds one table of deltas (`columns` are its grouping columns, `n` the delta); returns
-/// the rows it holds after. One statement, so a reader sees the deltas or their sum, never
-/// both; deltas committed meanwhile are not in its snapshot and stay; a second folder
-/// waits for the first's row locks and then skips the rows it deleted. Sums of zero are
-/// dropped.
+/// Folds one table's deltas (`columns` are its grouping columns, `n` the delta) into its
+/// folded rows; returns how many folded rows it inserted (combinations new since the last
+/// fold). One statement, so a reader sees the deltas or their sums, never both; deltas
+/// committed meanwhile are not in its snapshot and stay for the next fold. Folded rows
+/// whose sum came to zero are deleted after it.
 async fn fold_table(
     connection: &mut sqlx::AnyConnection,
     table: &str,
     columns: &str,
 ) -> StoreResult<i64> {
-    let result = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "WITH folded AS (DELETE FROM {table} RETURNING *) \
-         INSERT INTO {table} ({columns}, n) SELECT {columns}, SUM(n) FROM folded \
-         GROUP BY {columns} HAVING SUM(n) <> 0"
+    let inserted: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "WITH deltas AS (DELETE FROM {table} WHERE NOT folded RETURNING {columns}, n), \
+         upserted AS (INSERT INTO {table} ({columns}, n, folded) \
+         SELECT {columns}, SUM(n), true FROM deltas GROUP BY {columns} HAVING SUM(n) <> 0 \
+         ON CONFLICT ({columns}) WHERE folded DO UPDATE SET n = {table}.n + excluded.n \
+         RETURNING xmax = 0 AS new_row) \
+         SELECT COUNT(*) FILTER (WHERE new_row) FROM upserted"
+    )))
+    .fetch_one(&mut *connection)
+    .await
+    .db()?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM {table} WHERE folded AND n = 0"
     )))
     .execute(&mut *connection)
     .await
     .db()?;
-    Ok(i64::try_from(result.rows_affected()).unwrap_or(i64::MAX))
+    Ok(inserted)
 }
 
 #[cfg(test)]
@@ -223,28 +222,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_table_is_folded_once_its_deltas_since_its_last_fold_outnumber_the_rows_it_left() {
-        let last = |rows, inserted_before| {
+    fn a_table_is_folded_once_enough_deltas_came_since_its_last_fold() {
+        let last = |inserted_before, rows_inserted| {
             Some(Folded {
-                rows,
                 inserted_before,
+                rows_inserted,
             })
         };
-        use Decision::{Count, Fold, Wait};
+        use Decision::{Fold, Start, Wait};
         let cases = [
             // (last fold, inserted now, decision)
-            (None, 5_000_000, Count),
-            // The fold left 600,000 rows, inserted after the 2,000,000 read before it.
-            (last(600_000, 2_000_000), 2_600_000, Wait),
-            (last(600_000, 2_000_000), 3_199_999, Wait),
-            (last(600_000, 2_000_000), 3_200_000, Fold),
+            (None, 5_000_000, Start),
+            // The fold, after 2,000,000 inserted, inserted 600 new combinations.
+            (last(2_000_000, 600), 2_000_600, Wait),
+            (last(2_000_000, 600), 2_001_599, Wait),
+            (last(2_000_000, 600), 2_001_600, Fold),
             // Its own inserts not yet in the statistics: nothing new.
-            (last(600_000, 2_000_000), 2_000_000, Wait),
-            (last(10, 100), 1_109, Wait),
-            (last(10, 100), 1_110, Fold),
-            (last(0, 0), 1_000, Fold),
-            // Statistics reset: counted again, not folded.
-            (last(600_000, 2_000_000), 5, Count),
+            (last(2_000_000, 600), 2_000_000, Wait),
+            // However many rows the table holds, a thousand deltas are folded.
+            (last(10, 0), 1_010, Fold),
+            // Statistics reset: started again, not folded.
+            (last(2_000_000, 600), 5, Start),
         ];
         for (last, inserted, expected) in cases {
             assert_eq!(decide(last, inserted), expected, "{last:?}, {inserted}");
