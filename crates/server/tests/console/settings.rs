@@ -57,7 +57,23 @@ async fn an_admin_adds_context_memory_sees_its_validation_error_and_removes_it()
     if !crate::webdriver::available("the context memory form") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    context_memory_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`); its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_adds_context_memory_on_postgresql() {
+    ConsoleApp::on_postgresql(
+        "the context memory form on PostgreSQL",
+        context_memory_journey,
+    )
+    .await;
+}
+
+/// An admin adds context memory for a tenant union, sees the validation error of a bad one,
+/// and removes it; screenshots named with `shots` first.
+async fn context_memory_journey(app: ConsoleApp, shots: &str) {
     let union = app
         .admin_post(
             "/app/api/v1/tenant-unions",
@@ -86,7 +102,9 @@ async fn an_admin_adds_context_memory_sees_its_validation_error_and_removes_it()
         .await;
     assert_eq!(kept, json!(text), "the text stays to be fixed");
     nothing_injected(&browser, "the memory form with its error").await;
-    browser.screenshot("settings-memory-invalid").await;
+    browser
+        .screenshot(&format!("{shots}settings-memory-invalid"))
+        .await;
     let listed = api_as(
         &app,
         &app.admin_key,
@@ -134,7 +152,9 @@ async fn an_admin_adds_context_memory_sees_its_validation_error_and_removes_it()
         "{table}"
     );
     nothing_injected(&browser, "context memory").await;
-    browser.screenshot("settings-memory-added").await;
+    browser
+        .screenshot(&format!("{shots}settings-memory-added"))
+        .await;
 
     // Removed with its button.
     browser
@@ -197,7 +217,19 @@ async fn an_admin_creates_a_user_changes_the_role_sets_a_password_and_deactivate
     if !crate::webdriver::available("the users form") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    users_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`); its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_manages_a_user_on_postgresql() {
+    ConsoleApp::on_postgresql("the users form on PostgreSQL", users_journey).await;
+}
+
+/// An admin creates a user, changes the role, sets a password and deactivates them;
+/// screenshots named with `shots` first.
+async fn users_journey(app: ConsoleApp, shots: &str) {
     let browser = Browser::start().await;
     sign_in(&browser, &app, ADMIN, PASSWORD).await;
     browser.goto(&app.url("/settings/users")).await;
@@ -258,7 +290,7 @@ async fn an_admin_creates_a_user_changes_the_role_sets_a_password_and_deactivate
         200,
         "they sign in with it"
     );
-    browser.screenshot("settings-user").await;
+    browser.screenshot(&format!("{shots}settings-user")).await;
 
     browser.click_to_load("#deactivate").await;
     assert_eq!(browser.text("#user-active-now").await, "no");
@@ -415,7 +447,19 @@ async fn an_admin_creates_a_tenant_union_and_edits_its_members() {
     if !crate::webdriver::available("the tenant unions form") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    tenant_union_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`); its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_edits_a_tenant_union_on_postgresql() {
+    ConsoleApp::on_postgresql("the tenant unions form on PostgreSQL", tenant_union_journey).await;
+}
+
+/// An admin creates a tenant union and edits its members; screenshots named with `shots`
+/// first.
+async fn tenant_union_journey(app: ConsoleApp, shots: &str) {
     let browser = Browser::start().await;
     sign_in(&browser, &app, ADMIN, PASSWORD).await;
     browser.goto(&app.url("/settings/unions")).await;
@@ -494,7 +538,7 @@ async fn an_admin_creates_a_tenant_union_and_edits_its_members() {
         read.json["lookup_dict"],
         json!({"tenant_ids": ["acme-us", "acme-apac"], "region": "eu", "tenant_integration_keys": ["key-1"]})
     );
-    browser.screenshot("settings-union").await;
+    browser.screenshot(&format!("{shots}settings-union")).await;
     browser.goto(&app.url("/settings/unions")).await;
     assert!(browser.text("#unions-table").await.contains("Acme group"));
 
