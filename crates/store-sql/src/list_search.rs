@@ -224,10 +224,10 @@ async fn count_elsewhere(
 /// once from the search index (a range of rowids: no lookup per investigation). Both
 /// bounds matter: with only the lowest, an old window (an ascending sort, or the
 /// concluded investigations below a queue of newer ids) read every later match of the
-/// word in the store. A window holding fewer
-/// than `page_end` matches is followed by one four times as large (`next_window`), up to
-/// the whole state: the matches of a window are those of the list up to its last row, so
-/// the page is exact however the matches lie in the sort order.
+/// word in the store. A window holding fewer than `page_end` matches is followed by one
+/// four times as large (`next_window`), up to the whole state: the matches of a window are
+/// those of the list up to its last row, so the page is exact however the matches lie in
+/// the sort order.
 pub(crate) async fn page_in_windows(
     connection: &mut AnyConnection,
     dialect: Dialect,
