@@ -349,12 +349,7 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
     wait_until_inserted(&second, table, base + 9_000).await;
     assert!(folded(&second).await.unwrap().is_empty());
     assert!(folded(&first).await.unwrap().is_empty());
-    let (rows, total): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), CAST(SUM(n) AS BIGINT) FROM investigation_counts")
-            .fetch_one(&first)
-            .await
-            .unwrap();
-    assert_eq!((rows, total), (3_000, 6_000));
+    assert_eq!(rows_and_total(&first).await, (3_000, 6_000));
 
     // A later fold reads only the deltas since: 1,499 on one combination already folded
     // and one that brings another to zero. It inserts no row, and drops the zero.
@@ -390,12 +385,15 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
         rows,
         [("type 1".to_string(), 1_501), ("type 3".to_string(), 2)]
     );
-    let (rows, total): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), CAST(SUM(n) AS BIGINT) FROM investigation_counts")
-            .fetch_one(&first)
-            .await
-            .unwrap();
-    assert_eq!((rows, total), (2_999, 7_497));
+    assert_eq!(rows_and_total(&first).await, (2_999, 7_497));
+}
+
+/// The rows of `investigation_counts` and the sum of their counts.
+async fn rows_and_total(pool: &sqlx::AnyPool) -> (i64, i64) {
+    sqlx::query_as("SELECT COUNT(*), CAST(SUM(n) AS BIGINT) FROM investigation_counts")
+        .fetch_one(pool)
+        .await
+        .expect("count the rows")
 }
 
 /// The rows inserted into `table` so far, as PostgreSQL's statistics count them.

@@ -15,11 +15,14 @@
 //! Whether deltas came is read from PostgreSQL's own count of the rows inserted into the
 //! table (`pg_stat_user_tables.n_tup_ins`), which costs the same at any size.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use sqlx::AnyPool;
 
 use crate::DbResultExt;
+use crate::builder::SqlBuilder;
+use crate::rows;
 use sleuth_store::StoreResult;
 
 /// The columns of `investigation_counts` that the counts are grouped by.
@@ -112,15 +115,53 @@ pub(crate) fn spawn_count_folding(pool: AnyPool) -> tokio::task::JoinHandle<()> 
 /// table is looked at by one process at a time (an advisory lock held by the look's
 /// transaction; a process that finds it taken skips the table this time), and its last
 /// fold, by any process, is read from and written to `count_folds` in that transaction.
-/// Returns the tables folded.
+/// One read of every table's state comes first, without a transaction: most looks find
+/// nothing due, and an idle process then costs one statement a second. Returns the tables
+/// folded.
 pub async fn fold_due_counts(pool: &AnyPool) -> StoreResult<Vec<&'static str>> {
+    let mut connection = pool.acquire().await.db()?;
+    let seen = looks(&mut connection, &DELTA_TABLES.map(|(table, _)| table)).await?;
+    drop(connection);
     let mut folded = Vec::new();
     for (lock, (table, columns)) in (FOLD_LOCK_BASE..).zip(DELTA_TABLES) {
+        let (inserted, last) = seen.get(table).copied().unwrap_or_default();
+        if decide(last, inserted) == Decision::Wait {
+            continue;
+        }
         if fold_if_due(pool, lock, table, columns).await? {
             folded.push(table);
         }
     }
     Ok(folded)
+}
+
+/// Of each of `tables`: the rows inserted into it so far, as PostgreSQL's statistics count
+/// them, and its last fold.
+async fn looks(
+    connection: &mut sqlx::AnyConnection,
+    tables: &[&str],
+) -> StoreResult<HashMap<String, (i64, Option<Folded>)>> {
+    let mut sql = SqlBuilder::new(
+        "SELECT t.relname::TEXT AS table_name, t.n_tup_ins, f.inserted_before, \
+         f.rows_inserted FROM pg_stat_user_tables t \
+         LEFT JOIN count_folds f ON f.table_name = t.relname \
+         WHERE t.schemaname = current_schema() AND t.relname IN ",
+    );
+    sql.bind_list(tables.iter().map(|table| table.to_string()))?;
+    let mut seen = HashMap::new();
+    for row in &sql.build().fetch_all(&mut *connection).await.db()? {
+        let last = rows::opt_int(row, "inserted_before")?
+            .zip(rows::opt_int(row, "rows_inserted")?)
+            .map(|(inserted_before, rows_inserted)| Folded {
+                inserted_before,
+                rows_inserted,
+            });
+        seen.insert(
+            rows::text(row, "table_name")?,
+            (rows::int(row, "n_tup_ins")?, last),
+        );
+    }
+    Ok(seen)
 }
 
 /// The advisory lock of the first table of deltas; the others follow in `DELTA_TABLES`'
@@ -137,25 +178,10 @@ async fn fold_if_due(pool: &AnyPool, lock: i64, table: &str, columns: &str) -> S
     if !locked {
         return Ok(false);
     }
-    let inserted: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(n_tup_ins), 0) FROM pg_stat_user_tables \
-         WHERE schemaname = current_schema() AND relname = $1",
-    )
-    .bind(table)
-    .fetch_one(&mut *transaction)
-    .await
-    .db()?;
-    let last: Option<(i64, i64)> = sqlx::query_as(
-        "SELECT inserted_before, rows_inserted FROM count_folds WHERE table_name = $1",
-    )
-    .bind(table)
-    .fetch_optional(&mut *transaction)
-    .await
-    .db()?;
-    let last = last.map(|(inserted_before, rows_inserted)| Folded {
-        inserted_before,
-        rows_inserted,
-    });
+    let (inserted, last) = looks(&mut transaction, &[table])
+        .await?
+        .remove(table)
+        .unwrap_or_default();
     let (rows_inserted, fold) = match decide(last, inserted) {
         Decision::Wait => return Ok(false),
         Decision::Fold => (fold_table(&mut transaction, table, columns).await?, true),
