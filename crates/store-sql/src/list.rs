@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 
 use sleuth_domain::{InvestigationStatus, Priority};
 use sleuth_store::{
-    InvestigationPage, InvestigationQuery, StopReason, StoreResult, search_phrases,
+    InvestigationPage, InvestigationQuery, SortDirection, StopReason, StoreResult, search_phrases,
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool};
@@ -659,7 +659,7 @@ fn page_query(
 ) -> StoreResult<SqlBuilder> {
     let columns = sort_columns(query.sort);
     if let [branch] = branches {
-        let mut page = SqlBuilder::new("SELECT i.id FROM investigations i WHERE ");
+        let mut page = SqlBuilder::new("SELECT i.id FROM ");
         push_branch(&mut page, dialect, query, branch)?;
         page.limit_offset(query.limit, query.offset);
         return Ok(page);
@@ -673,9 +673,7 @@ fn page_query(
         if index > 0 {
             page.push(" UNION ALL ");
         }
-        page.push(&format!(
-            "SELECT * FROM (SELECT i.id{selected} FROM investigations i WHERE "
-        ));
+        page.push(&format!("SELECT * FROM (SELECT i.id{selected} FROM "));
         push_branch(&mut page, dialect, query, branch)?;
         // Written in, not bound (see `SqlBuilder::limit_offset`).
         page.push(&format!(
@@ -696,13 +694,18 @@ fn page_query(
     Ok(page)
 }
 
-/// One state's matches in the sort order: its WHERE conditions and ORDER BY.
+/// One state's matches in the sort order: what its rows are read from, its WHERE
+/// conditions and ORDER BY.
 fn push_branch(
     page: &mut SqlBuilder,
     dialect: Dialect,
     query: &InvestigationQuery,
     branch: &Branch,
 ) -> StoreResult<()> {
+    if branch.access == Access::TagOrder {
+        return push_tag_order_branch(page, dialect, query, branch);
+    }
+    page.push("investigations i WHERE ");
     if let Some(part) = branch.day {
         list_days::push_day_part(page, dialect, query, part)?;
     } else {
@@ -717,6 +720,43 @@ fn push_branch(
     }
     let columns = sort_columns(query.sort);
     push_order(page, dialect, "i.", columns, query.direction, branch.access);
+    Ok(())
+}
+
+/// A branch read from the rows of the query's one insight tag (`Access::TagOrder`): the
+/// tag's index walked from the state (and the alert-creation range's end) in the
+/// alert-creation order, each row's investigation tested against the other filters. The
+/// tag rows drive the join (CROSS JOIN fixes SQLite's order; PostgreSQL plans it itself),
+/// and the order is the tag rows' own copies of the alert time, then the id.
+fn push_tag_order_branch(
+    page: &mut SqlBuilder,
+    dialect: Dialect,
+    query: &InvestigationQuery,
+    branch: &Branch,
+) -> StoreResult<()> {
+    // `walks_one_tag`: one name, however often repeated.
+    let Some(name) = query.insight_tag_names.first() else {
+        return Err(sleuth_store::StoreError::internal(
+            "a tag-order page needs an insight tag",
+        ));
+    };
+    page.push(
+        "investigation_tags t CROSS JOIN investigations i \
+         WHERE i.id = t.investigation_id AND t.name = ",
+    );
+    page.bind(name.clone())?.push(" AND t.status = ");
+    page.bind(branch.state.as_str().to_string())?;
+    push_range(page, "t.alert_create_time", query.alert_create)?;
+    page.push(" AND i.status = ");
+    page.bind(branch.state.as_str().to_string())?;
+    push_other_filters(page, dialect, query, branch.access)?;
+    let direction = match query.direction {
+        SortDirection::Ascending => "ASC",
+        SortDirection::Descending => "DESC",
+    };
+    page.push(&format!(
+        " ORDER BY t.alert_create_time {direction}, t.investigation_id {direction}"
+    ));
     Ok(())
 }
 
@@ -864,7 +904,8 @@ fn push_row_filters(
 ) -> StoreResult<()> {
     push_range(builder, "i.alert_create_time", query.alert_create)?;
     push_other_ranges(builder, query)?;
-    if !query.insight_tag_names.is_empty() {
+    if !query.insight_tag_names.is_empty() && access != Access::TagOrder {
+        // Under `Access::TagOrder` the page is read from the tag's own rows (`push_branch`).
         // Walking the sort order probes the tag table's key (name, investigation) once per
         // investigation walked; otherwise the tagged investigations are read first. Before
         // walking at all, SQLite would read every investigation carrying the tag into a

@@ -503,7 +503,7 @@ pub(crate) fn split_by_priority(query: &InvestigationQuery, branches: Vec<Branch
     branches
         .into_iter()
         .flat_map(|branch| match branch.access {
-            Access::Matches => vec![branch],
+            Access::Matches | Access::TagOrder => vec![branch],
             Access::Any | Access::SortOrder => ranks
                 .iter()
                 .map(|rank| Branch {
@@ -554,6 +554,7 @@ pub(crate) fn plan_branches(
     page_end: u64,
 ) -> Vec<Branch> {
     let tags_in_range = tags_in_alert_create_range(query);
+    let tag_walk = walks_one_tag(query);
     let ranged = Filters::of(query).time_ranges() && !tags_in_range;
     let unseekable_range = ranged && !sort_seeks_into_range(query);
     let weighed = needs_state_sizes(query);
@@ -573,6 +574,10 @@ pub(crate) fn plan_branches(
             let matching = u128::from(*matching);
             let access = if own_index || !weighed {
                 Access::Any
+            } else if tag_walk {
+                // Every tag row it reads from the range's end is a match: the page and
+                // nothing more, where reading the matches reads every one of them.
+                Access::TagOrder
             } else if unseekable_range {
                 // The worst walk passes every investigation outside the range first.
                 let worst_walk = in_state.saturating_sub(matching)
@@ -715,6 +720,26 @@ fn sort_seeks_into_range(query: &InvestigationQuery) -> bool {
         SortKey::InvestigationComplete => !query.investigation_complete.is_open(),
         SortKey::InvestigationCreate | SortKey::InvestigationUpdate => false,
     }
+}
+
+/// One insight tag (however often named) in the alert-creation order, filtered by nothing
+/// else but the states and an alert-creation range: the tag's own index, `(name, status,
+/// alert_create_time, investigation)` (migration 0011), holds exactly the matches in that
+/// order, so the page is read from the tag's rows (`Access::TagOrder`) whatever the tag's
+/// spread in time. With another filter, the tagged investigations that pass it may lie
+/// anywhere among the tag's rows (a tag of one source's storm): the usual weighing
+/// decides.
+pub(crate) fn walks_one_tag(query: &InvestigationQuery) -> bool {
+    let filters = Filters::of(query);
+    let mut names = query.insight_tag_names.iter();
+    let one_name = names
+        .next()
+        .is_some_and(|first| names.all(|name| name == first));
+    one_name
+        && query.sort == SortKey::AlertCreate
+        && !filters.grouped()
+        && !filters.other_ranges
+        && !filters.search
 }
 
 /// Insight tags with an alert-creation range as the only time range, and no search: the
@@ -964,13 +989,88 @@ mod tests {
                     ..InvestigationQuery::default()
                 },
                 vec![(Success, 48)],
-                0,
+                100_000,
                 vec![Access::Matches],
             ),
             (
-                "common tags in an alert-creation range walk that order",
+                "a tag and a source, common together, walk the sort order",
                 InvestigationQuery {
                     insight_tag_names: vec!["t".into()],
+                    direct_source_labels: vec!["s".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 20_000)],
+                100_000,
+                vec![Access::SortOrder],
+            ),
+            (
+                "a tag and a priority are weighed too",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    priorities: vec![Some(Priority::Urgent)],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 40)],
+                100_000,
+                vec![Access::Matches],
+            ),
+            (
+                "one tag alone walks its own rows: the page, nothing more",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 32_729)],
+                32_729,
+                vec![Access::TagOrder],
+            ),
+            (
+                "a tag named twice is one tag",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into(), "t".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 30)],
+                30,
+                vec![Access::TagOrder],
+            ),
+            (
+                "two tags walk the sort order when common",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into(), "u".into()],
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 200_000)],
+                200_000,
+                vec![Access::SortOrder],
+            ),
+            (
+                "a tag in an alert-creation range walks its rows from the range's end",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 100)],
+                900_000,
+                vec![Access::TagOrder],
+            ),
+            (
+                "a tag in it with a rare source reads the matches",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into()],
+                    direct_source_labels: vec!["s".into()],
+                    alert_create: day,
+                    ..InvestigationQuery::default()
+                },
+                vec![(Success, 10)],
+                1_000,
+                vec![Access::Matches],
+            ),
+            (
+                "two tags in it walk the alert-creation order when common",
+                InvestigationQuery {
+                    insight_tag_names: vec!["t".into(), "u".into()],
                     alert_create: day,
                     ..InvestigationQuery::default()
                 },
@@ -979,9 +1079,9 @@ mod tests {
                 vec![Access::SortOrder],
             ),
             (
-                "rare tags in it read their matches",
+                "and read their matches when rare",
                 InvestigationQuery {
-                    insight_tag_names: vec!["t".into()],
+                    insight_tag_names: vec!["t".into(), "u".into()],
                     alert_create: day,
                     ..InvestigationQuery::default()
                 },

@@ -21,14 +21,21 @@ pub(crate) enum Access {
     /// are made unindexable (`+ 0`). PostgreSQL otherwise walks the sort order whenever it
     /// underestimates how rare a match is (a search word with a handful of matches).
     Matches,
+    /// Walk the index of the query's one insight tag, `(name, status, alert_create_time,
+    /// investigation)` (migration 0011), in the alert-creation order and stop after the
+    /// page, testing each tagged investigation against the other filters. A tag is not
+    /// spread evenly in time (a campaign, a noisy rule): walking the state's own order
+    /// passes every untagged investigation newer than the tagged ones first, where this
+    /// reads only tagged ones.
+    TagOrder,
 }
 
-/// A column in a filter. Under `Access::SortOrder` on SQLite, the unary `+` makes the term
-/// unusable by an index without changing its value, which leaves the sort order's index
-/// as the only way in. PostgreSQL's planner walks the sort order on its own when a filter
+/// A column in a filter. Under `Access::SortOrder` (and `Access::TagOrder`) on SQLite, the
+/// unary `+` makes the term unusable by an index without changing its value, which leaves
+/// the walked index as the only way in. PostgreSQL's planner walks the sort order on its own when a filter
 /// is common (its estimates of equality filters are good).
 pub(crate) fn column(dialect: Dialect, access: Access, name: &str) -> String {
-    if dialect == Dialect::Sqlite && access == Access::SortOrder {
+    if dialect == Dialect::Sqlite && matches!(access, Access::SortOrder | Access::TagOrder) {
         format!("+i.{name}")
     } else {
         format!("i.{name}")

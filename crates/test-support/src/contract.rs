@@ -50,6 +50,7 @@ macro_rules! store_contract_tests {
             a_search_from_a_source_finds_its_matches_only,
             a_searched_page_far_down_the_sort_order_is_exact,
             a_search_in_a_state_smaller_than_the_others_is_exact,
+            a_tag_is_paged_from_its_own_rows_in_the_alert_creation_order,
             history_finds_shared_entities_and_prior_verdicts,
             history_of_a_union_is_not_crowded_out_by_another,
             history_reads_a_bounded_window_of_an_entity_everywhere,
@@ -2780,6 +2781,100 @@ pub async fn a_search_in_a_state_smaller_than_the_others_is_exact(store: Arc<dyn
         ..search(Success, Descending)
     };
     assert_eq!(store.list_investigations(&quiet).await.unwrap().total, 0);
+}
+
+/// A list of one insight tag in the alert-creation order may be read from the tag's own
+/// rows (`Access::TagOrder`): the tag clustered in time, behind newer investigations
+/// without it, with alert times tied, another tag beside it, a source filter and a range.
+/// Every page, in both directions, must be the rows' order (alert time, then id), with no
+/// gap or repeat across pages.
+pub async fn a_tag_is_paged_from_its_own_rows_in_the_alert_creation_order(store: Arc<dyn Store>) {
+    // (id, minute, source) of every investigation tagged `campaign`.
+    let mut campaign: Vec<(i64, i64, &str)> = Vec::new();
+    for index in 0..24_i64 {
+        // Pairs of alerts share a minute; sources alternate within a pair.
+        let minute = index / 2;
+        let source = if index % 2 == 0 { "EDR" } else { "IdP" };
+        let tags: &[&str] = if index % 3 == 0 {
+            &["campaign", "other"]
+        } else {
+            &["campaign"]
+        };
+        let alert = alert_from(source, &format!("tagged {index}"), minute);
+        let id = concluded_with_tags(
+            &store,
+            alert,
+            Outcome::FalseAlert,
+            Priority::Notable,
+            tags,
+            minute,
+        )
+        .await;
+        campaign.push((id, minute, source));
+    }
+    // Newer than every tagged one, and untagged or tagged otherwise.
+    for minute in 20..30 {
+        let alert = alert_from("EDR", &format!("later {minute}"), minute);
+        concluded_with_tags(
+            &store,
+            alert,
+            Outcome::FalseAlert,
+            Priority::Notable,
+            &["other"],
+            minute,
+        )
+        .await;
+    }
+    let newest_first = |source: Option<&str>, from: i64, until: i64| -> Vec<i64> {
+        let mut kept: Vec<(i64, i64)> = campaign
+            .iter()
+            .filter(|(_, minute, from_source)| {
+                source.is_none_or(|source| source == *from_source)
+                    && (from..=until).contains(minute)
+            })
+            .map(|(id, minute, _)| (*minute, *id))
+            .collect();
+        kept.sort_unstable_by(|a, b| b.cmp(a));
+        kept.into_iter().map(|(_, id)| id).collect()
+    };
+    // A source filter (or none), and an alert-creation range in minutes (or none).
+    type Case = (Option<&'static str>, Option<(i64, i64)>);
+    let cases: [Case; 4] = [
+        (None, None),
+        (Some("IdP"), None),
+        (None, Some((3, 8))),
+        (Some("EDR"), Some((3, 8))),
+    ];
+    for (source, range) in cases {
+        let (from, until) = range.unwrap_or((-1, 100));
+        let want_descending = newest_first(source, from, until);
+        let mut want_ascending = want_descending.clone();
+        want_ascending.reverse();
+        for (direction, want) in [
+            (SortDirection::Descending, &want_descending),
+            (SortDirection::Ascending, &want_ascending),
+        ] {
+            let listed = |limit: u32, offset: u64| InvestigationQuery {
+                insight_tag_names: vec!["campaign".into()],
+                direct_source_labels: source.iter().map(|source| (*source).to_string()).collect(),
+                alert_create: range.map_or(TimeRange::default(), |(from, until)| {
+                    created_in(from, until, query()).alert_create
+                }),
+                direction,
+                limit,
+                offset,
+                ..query()
+            };
+            let whole = store.list_investigations(&listed(100, 0)).await.unwrap();
+            assert_eq!(whole.total, want.len() as u64, "{source:?} {range:?}");
+            let mut paged = Vec::new();
+            for offset in (0..want.len() + 2).step_by(2) {
+                let offset = u64::try_from(offset).unwrap();
+                paged.extend(ids(&store, &listed(2, offset)).await);
+            }
+            assert_eq!(&paged, want, "{source:?} {range:?} {direction:?}");
+        }
+    }
 }
 
 pub async fn search_finds_words_and_treats_operators_as_data(store: Arc<dyn Store>) {
