@@ -894,6 +894,8 @@ CREATE INDEX investigations_by_type ON public.investigations USING btree (alert_
 
 CREATE INDEX investigations_by_updated ON public.investigations USING btree (status, updated_at, id);
 
+CREATE INDEX investigations_same_detection ON public.investigations USING btree (alert_type, direct_source_label, tenant_union_id, alert_create_time, id) WHERE ((status = 'success'::text) AND (ignored_for IS NULL));
+
 CREATE INDEX investigations_search ON public.investigations USING gin (search_vector);
 
 CREATE INDEX jobs_by_lease ON public.jobs USING btree (lease_expires_at, ready_at);

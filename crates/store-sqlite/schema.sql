@@ -745,6 +745,10 @@ CREATE INDEX investigations_by_type ON investigations (alert_type, status, alert
 
 CREATE INDEX investigations_by_updated ON investigations (status, updated_at, id);
 
+CREATE INDEX investigations_same_detection
+    ON investigations (alert_type, direct_source_label, tenant_union_id, alert_create_time, id)
+    WHERE status = 'success' AND ignored_for IS NULL;
+
 CREATE INDEX jobs_by_lease ON jobs (lease_expires_at, ready_at);
 
 CREATE INDEX jobs_by_token ON jobs (lease_token);

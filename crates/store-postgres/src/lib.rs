@@ -200,6 +200,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "fold_deltas_only",
         sql: include_str!("../migrations/0037_fold_deltas_only.sql"),
     },
+    Migration {
+        version: 38,
+        name: "same_detection_index",
+        sql: include_str!("../migrations/0038_same_detection_index.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

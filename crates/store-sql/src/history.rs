@@ -248,9 +248,25 @@ fn earlier_investigations(
     shared_alert_ids: &[i64],
     query: &HistoryQuery,
 ) -> StoreResult<sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments>> {
+    let mut sql = SqlBuilder::many(dialect, "");
+    push_earlier_investigations(&mut sql, dialect, shared_alert_ids, query)?;
+    Ok(sql.build().persistent(true))
+}
+
+/// Writes the statement of `earlier_investigations`. The verdicts on the same detection
+/// are read from the partial index of concluded, not coalesced investigations by
+/// detection (migration same_detection_index): a storm's thousands of coalesced
+/// investigations of one rule lie in the type's own index among the few that concluded on
+/// their own, and the walk for the newest twenty read every one of them.
+fn push_earlier_investigations(
+    sql: &mut SqlBuilder,
+    dialect: Dialect,
+    shared_alert_ids: &[i64],
+    query: &HistoryQuery,
+) -> StoreResult<()> {
     let columns = PAST_FIELDS.map(|field| format!("i.{field}")).join(", ");
     let packed = packed_rows(dialect);
-    let mut sql = SqlBuilder::many(dialect, "SELECT ");
+    sql.push("SELECT ");
     if shared_alert_ids.is_empty() {
         sql.push("NULL");
     } else {
@@ -280,7 +296,28 @@ fn earlier_investigations(
         " ORDER BY i.alert_create_time DESC, i.id DESC LIMIT {SAME_DETECTION_VERDICTS}) AS past) \
          AS same_detection"
     ));
-    Ok(sql.build().persistent(true))
+    Ok(())
+}
+
+/// SQLite's plan for the read of earlier investigations (`earlier_investigations`), one
+/// line per step of `EXPLAIN QUERY PLAN`: the backend's tests check which indexes it
+/// walks, whatever is stored.
+pub async fn sqlite_earlier_investigations_plan(pool: &AnyPool) -> StoreResult<Vec<String>> {
+    let query = HistoryQuery {
+        alert_id: 1,
+        investigation_id: 1,
+        entities: Vec::new(),
+        alert_type: "edr:Credential dumping".into(),
+        direct_source_label: "EDR".into(),
+        since: chrono::Utc::now(),
+        limit: 50,
+        tenant_union_id: 1,
+        tenant_id: None,
+    };
+    crate::builder::sqlite_plan(pool, |sql| {
+        push_earlier_investigations(sql, Dialect::Sqlite, &[2, 3], &query)
+    })
+    .await
 }
 
 /// The aggregate that turns the rows of a subquery `past` into one JSON text of arrays.

@@ -62,6 +62,7 @@ use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
 pub use count_folding::{fold_counts_now, fold_due_counts};
+pub use history::sqlite_earlier_investigations_plan;
 pub use migrate::Migration;
 pub use queue::sqlite_claim_pick_plan;
 pub use system_events::sqlite_system_events_after_plan;

@@ -194,6 +194,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "count_keys_state_last",
         sql: include_str!("../migrations/0036_count_keys_state_last.sql"),
     },
+    Migration {
+        version: 37,
+        name: "same_detection_index",
+        sql: include_str!("../migrations/0037_same_detection_index.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

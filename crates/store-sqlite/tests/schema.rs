@@ -73,3 +73,31 @@ async fn a_read_of_new_system_events_walks_only_their_span_of_ids() {
     }
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_verdicts_on_the_same_detection_are_read_from_their_own_index() {
+    let (_directory, pool) = migrated_database().await;
+    // The type's own index (type, state, time) also holds every investigation a storm
+    // coalesced: the walk for the newest twenty verdicts read them all. The partial index
+    // of those that concluded on their own seeks to the detection, source and union, and
+    // is already in the order wanted (no sort).
+    let plan = sleuth_store_sql::sqlite_earlier_investigations_plan(&pool)
+        .await
+        .expect("the plan");
+    let same_detection: Vec<&String> = plan
+        .iter()
+        .filter(|step| step.contains("investigations_same_detection"))
+        .collect();
+    assert_eq!(
+        same_detection,
+        [&"SEARCH i USING INDEX investigations_same_detection \
+           (alert_type=? AND direct_source_label=? AND tenant_union_id=?)"
+            .to_string()],
+        "{plan:#?}"
+    );
+    assert!(
+        !plan.iter().any(|step| step.contains("TEMP B-TREE")),
+        "{plan:#?}"
+    );
+    pool.close().await;
+}
