@@ -264,18 +264,12 @@ impl ConnectorStore for SqlStore {
         claim_until: Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<DueWriteback>> {
-        // Only a concluded investigation has a verdict to send.
-        let candidates = sqlx::query(
-            "SELECT w.id, w.connector_id, w.investigation_id, w.vendor_alert_id, w.attempts \
-             FROM connector_writebacks w JOIN investigations i ON i.id = w.investigation_id \
-             WHERE w.sent_at IS NULL AND w.next_attempt_at <= $1 AND i.status = 'success' \
-             ORDER BY w.next_attempt_at, w.id LIMIT $2",
-        )
-        .bind(micros(now))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-        .db()?;
+        let candidates = sqlx::query(DUE_WRITEBACKS)
+            .bind(micros(now))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .db()?;
         let mut claimed = Vec::with_capacity(candidates.len());
         for row in &candidates {
             let id = rows::int(row, "id")?;
@@ -486,4 +480,25 @@ async fn write_page(
     }
     transaction.commit().await.db()?;
     Ok(PageWrite::Stored(created))
+}
+
+/// The writebacks due by `$1`, oldest first, at most `$2`, whose investigation concluded
+/// (only a concluded investigation has a verdict to send). Read from the due writebacks
+/// (a partial index) in their order, each looked up for its investigation's state: CROSS
+/// JOIN keeps SQLite from starting at the investigations, where it walked every concluded
+/// one (with no connector at all) to find their writebacks, a cost that grew with the
+/// store and was paid on every poll. PostgreSQL plans the join itself.
+const DUE_WRITEBACKS: &str = "SELECT w.id, w.connector_id, w.investigation_id, w.vendor_alert_id, w.attempts \
+     FROM connector_writebacks w CROSS JOIN investigations i \
+     WHERE i.id = w.investigation_id AND w.sent_at IS NULL AND w.next_attempt_at <= $1 \
+     AND i.status = 'success' ORDER BY w.next_attempt_at, w.id LIMIT $2";
+
+/// SQLite's plan for the read of due writebacks (`DUE_WRITEBACKS`), one line per step of
+/// `EXPLAIN QUERY PLAN`: the backend's tests check that it never walks the investigations.
+pub async fn sqlite_due_writebacks_plan(pool: &sqlx::AnyPool) -> StoreResult<Vec<String>> {
+    crate::builder::sqlite_plan(pool, |sql| {
+        sql.push(DUE_WRITEBACKS);
+        Ok(())
+    })
+    .await
 }

@@ -101,3 +101,22 @@ async fn the_verdicts_on_the_same_detection_are_read_from_their_own_index() {
     );
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_due_writebacks_are_read_from_their_own_index_not_the_investigations() {
+    let (_directory, pool) = migrated_database().await;
+    // Polled every second: starting at the investigations walked every concluded one to
+    // find their writebacks, with no connector configured at all.
+    let plan = sleuth_store_sql::sqlite_due_writebacks_plan(&pool)
+        .await
+        .expect("the plan");
+    assert_eq!(
+        plan,
+        [
+            "SEARCH w USING INDEX connector_writebacks_due (next_attempt_at<?)",
+            "SEARCH i USING INTEGER PRIMARY KEY (rowid=?)",
+        ],
+        "{plan:#?}"
+    );
+    pool.close().await;
+}
