@@ -1,10 +1,11 @@
 //! The analyst console in a real browser: headless Chromium over WebDriver against a real
 //! Sleuth on loopback with a real SQLite file; the analyst's journey, the dashboard, the
-//! backtest, the response actions, context memory, users and tenant unions also on
-//! PostgreSQL (`ConsoleApp::on_postgresql`). Each browser test saves screenshots of its
-//! pages under `target/console-screenshots/` for a reviewer. Without Chromium these tests
-//! fail, unless `SLEUTH_CONSOLE_TESTS_MAY_SKIP` is set (then they say loudly that they
-//! skipped); CI installs Chromium (`.ci/run`), so there they run.
+//! settings with the audit log's verification, the backtest, the response actions,
+//! context memory, users and their tenant unions, tenant unions and what an admin bound
+//! to one may open also on PostgreSQL (`ConsoleApp::on_postgresql`). Each browser test
+//! saves screenshots of its pages under `target/console-screenshots/` for a reviewer.
+//! Without Chromium these tests fail, unless `SLEUTH_CONSOLE_TESTS_MAY_SKIP` is set (then
+//! they say loudly that they skipped); CI installs Chromium (`.ci/run`), so there they run.
 //!
 //! Beside the browser, plain HTTP checks what a browser hides: headers, cookies, assets,
 //! and requests no page would send.

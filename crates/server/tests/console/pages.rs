@@ -363,7 +363,22 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
     if !crate::webdriver::available("the settings") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    settings_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): the context document, the settings' lists and the audit
+/// log with its chain's verification are the other backend's rows. Its screenshots are
+/// named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_fixes_an_invalid_context_and_verifies_the_audit_log_on_postgresql() {
+    ConsoleApp::on_postgresql("the settings on PostgreSQL", settings_journey).await;
+}
+
+/// A member is refused the settings; an admin fixes an invalid context, reads context
+/// memory, users, tenant unions and the audit log, verifies its chain and signs out;
+/// screenshots named with `shots` first.
+async fn settings_journey(app: ConsoleApp, shots: &str) {
     // Hostile text where the settings show it: a memory item and a tenant union's name.
     let memory = app
         .admin_post(
@@ -386,7 +401,9 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
     assert!(browser.find_all("#settings-link").await.is_empty());
     browser.goto(&app.url("/settings/context")).await;
     assert!(browser.text("h1").await.starts_with("403"));
-    browser.screenshot("settings-forbidden").await;
+    browser
+        .screenshot(&format!("{shots}settings-forbidden"))
+        .await;
     drop(browser);
 
     let browser = Browser::start().await;
@@ -405,7 +422,9 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
         .execute("return document.getElementById('context-toml').value;")
         .await;
     assert_eq!(kept, invalid, "the text stays to be fixed");
-    browser.screenshot("settings-context-invalid").await;
+    browser
+        .screenshot(&format!("{shots}settings-context-invalid"))
+        .await;
     let stored = stored_context(&app).await;
     assert_eq!(
         stored.json["toml"], "",
@@ -434,14 +453,16 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
             .unwrap()
             .contains("GB")
     );
-    browser.screenshot("settings-context-saved").await;
+    browser
+        .screenshot(&format!("{shots}settings-context-saved"))
+        .await;
 
     browser
         .click_to_load("nav.settings-nav a[href='/settings/memory']")
         .await;
     assert!(browser.text("#memory-table").await.contains(IMG));
     nothing_injected(&browser, "context memory").await;
-    browser.screenshot("settings-memory").await;
+    browser.screenshot(&format!("{shots}settings-memory")).await;
     browser
         .click_to_load("nav.settings-nav a[href='/settings/users']")
         .await;
@@ -449,7 +470,7 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
     assert!(users.contains(ADMIN) && users.contains(READER), "{users}");
     let keys = browser.text("#keys-table").await;
     assert!(!keys.contains(&app.admin_key), "a key in the clear");
-    browser.screenshot("settings-users").await;
+    browser.screenshot(&format!("{shots}settings-users")).await;
     browser
         .click_to_load("nav.settings-nav a[href='/settings/unions']")
         .await;
@@ -460,7 +481,7 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
             .contains(&format!("Acme {IMG}"))
     );
     nothing_injected(&browser, "tenant unions").await;
-    browser.screenshot("settings-unions").await;
+    browser.screenshot(&format!("{shots}settings-unions")).await;
     browser
         .click_to_load("nav.settings-nav a[href='/settings/audit']")
         .await;
@@ -478,7 +499,7 @@ async fn an_admin_fixes_an_invalid_context_reads_the_settings_and_signs_out() {
     let verdict = browser.text("#audit-verdict").await;
     assert!(verdict.starts_with("Intact"), "{verdict}");
     nothing_injected(&browser, "the audit log").await;
-    browser.screenshot("settings-audit").await;
+    browser.screenshot(&format!("{shots}settings-audit")).await;
 
     browser.click_to_load("#sign-out").await;
     assert!(

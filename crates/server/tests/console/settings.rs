@@ -7,7 +7,7 @@ use sleuth_domain::Role;
 use sleuth_store::{AuditQuery, TenantScope};
 
 use crate::forms::memory_fields;
-use crate::harness::{ADMIN, ConsoleApp, MEMBER, PASSWORD};
+use crate::harness::{ADMIN, Backend, ConsoleApp, MEMBER, PASSWORD};
 use crate::webdriver::Browser;
 use crate::{IMG, nothing_injected, sign_in};
 
@@ -345,7 +345,20 @@ async fn an_admin_binds_a_user_to_two_tenant_unions_then_changes_them() {
     if !crate::webdriver::available("the users form's unions") {
         return;
     }
-    let app = ConsoleApp::start().await;
+    user_unions_journey(ConsoleApp::start().await, "").await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`); its screenshots are named `postgres-…`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_binds_a_user_to_two_tenant_unions_on_postgresql() {
+    ConsoleApp::on_postgresql("the users form's unions on PostgreSQL", user_unions_journey).await;
+}
+
+/// An admin binds a new user to two tenant unions (first refused for "every tenant union"
+/// and a union at once), then changes them on the user's page; screenshots named with
+/// `shots` first.
+async fn user_unions_journey(app: ConsoleApp, shots: &str) {
     let unions = app.add_unions(&["Acme", "Globex", "Initech"]).await;
     let (acme, globex, initech) = (unions[0], unions[1], unions[2]);
     let browser = Browser::start().await;
@@ -381,7 +394,9 @@ async fn an_admin_binds_a_user_to_two_tenant_unions_then_changes_them() {
             .unwrap()
             .is_none()
     );
-    browser.screenshot("settings-user-unions-refused").await;
+    browser
+        .screenshot(&format!("{shots}settings-user-unions-refused"))
+        .await;
 
     let email = "two.unions@example.com";
     browser.type_into("#user-email", email).await;
@@ -404,7 +419,9 @@ async fn an_admin_binds_a_user_to_two_tenant_unions_then_changes_them() {
         app.user(email).await.tenant_scope,
         TenantScope::unions([acme, globex])
     );
-    browser.screenshot("settings-user-two-unions").await;
+    browser
+        .screenshot(&format!("{shots}settings-user-two-unions"))
+        .await;
 
     // On their page, what they reach changes: Acme out, Initech in.
     assert_eq!(
@@ -439,7 +456,9 @@ async fn an_admin_binds_a_user_to_two_tenant_unions_then_changes_them() {
         app.user(email).await.tenant_scope,
         TenantScope::unions([globex, initech])
     );
-    browser.screenshot("settings-user-unions-changed").await;
+    browser
+        .screenshot(&format!("{shots}settings-user-unions-changed"))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -560,12 +579,25 @@ async fn tenant_union_journey(app: ConsoleApp, shots: &str) {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_bound_to_a_tenant_union_gets_in_the_console_what_the_api_allows() {
+    bound_admin_journey(ConsoleApp::start().await).await;
+}
+
+/// The same on PostgreSQL (skipped, saying so, without a server named by
+/// `SLEUTH_TEST_POSTGRES_URL`): the scoped reads of memory, unions and the audit log are
+/// the other backend's statements. Plain HTTP, as on SQLite: it needs no browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_bound_to_a_tenant_union_on_postgresql() {
+    if let Some(app) = ConsoleApp::start_on(Backend::Postgres, |_| {}).await {
+        bound_admin_journey(app).await;
+    }
+}
+
 /// What an admin bound to a tenant union may open in the console is what their key may do
 /// over the API: what every tenant shares is refused on both; context memory, the unions
 /// they reach and the audit log keep to their union on both.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admin_bound_to_a_tenant_union_gets_in_the_console_what_the_api_allows() {
-    let app = ConsoleApp::start().await;
+async fn bound_admin_journey(app: ConsoleApp) {
     let ours = app
         .admin_post(
             "/app/api/v1/tenant-unions",
