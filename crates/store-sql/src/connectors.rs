@@ -487,7 +487,9 @@ async fn write_page(
 /// (a partial index) in their order, each looked up for its investigation's state: CROSS
 /// JOIN keeps SQLite from starting at the investigations, where it walked every concluded
 /// one (with no connector at all) to find their writebacks, a cost that grew with the
-/// store and was paid on every poll. PostgreSQL plans the join itself.
+/// store and was paid on every poll. What a poll reads now is the due writebacks it passes
+/// before `$2` concluded ones: those of investigations still queued (a connector's
+/// backlog, which drains), never the store. PostgreSQL plans the join itself.
 const DUE_WRITEBACKS: &str = "SELECT w.id, w.connector_id, w.investigation_id, w.vendor_alert_id, w.attempts \
      FROM connector_writebacks w CROSS JOIN investigations i \
      WHERE i.id = w.investigation_id AND w.sent_at IS NULL AND w.next_attempt_at <= $1 \
