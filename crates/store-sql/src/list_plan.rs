@@ -537,12 +537,14 @@ impl KeptSizes {
     }
 }
 
-/// Whether `plan_branches` weighs the states' sizes: only when some filter narrows a state
-/// and the sort order does not seek into a time range asked for.
+/// Whether `plan_branches` weighs the states' sizes: only when some filter narrows a state,
+/// the sort order does not seek into a time range asked for, and the page is not read from
+/// one tag's rows (`walks_one_tag`), which reads the page whatever the sizes.
 pub(crate) fn needs_state_sizes(query: &InvestigationQuery) -> bool {
     let filters = Filters::of(query);
     let ranged = filters.time_ranges() && !tags_in_alert_create_range(query);
-    !(ranged && sort_seeks_into_range(query)) && filters.beyond_states()
+    let seeks_into_range = ranged && sort_seeks_into_range(query);
+    !(walks_one_tag(query) || seeks_into_range) && filters.beyond_states()
 }
 
 /// How each state's part of the page is read, from the query, the exact `matches` per
@@ -572,12 +574,12 @@ pub(crate) fn plan_branches(
         .map(|(state, matching)| {
             let in_state = KeptSizes::of(&kept.in_state, *state);
             let matching = u128::from(*matching);
-            let access = if own_index || !weighed {
-                Access::Any
-            } else if tag_walk {
+            let access = if tag_walk {
                 // Every tag row it reads from the range's end is a match: the page and
                 // nothing more, where reading the matches reads every one of them.
                 Access::TagOrder
+            } else if own_index || !weighed {
+                Access::Any
             } else if unseekable_range {
                 // The worst walk passes every investigation outside the range first.
                 let worst_walk = in_state.saturating_sub(matching)
