@@ -526,6 +526,11 @@ CREATE TABLE script_secrets (
     updated_at INTEGER NOT NULL
 , key_id TEXT);
 
+CREATE TABLE search_marks (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    unmarked_through INTEGER NOT NULL
+);
+
 CREATE TABLE strategy_generation (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     generation INTEGER NOT NULL

@@ -105,14 +105,15 @@ pub(crate) async fn notes_search_text(
 }
 
 /// Rebuilds one investigation's search document: the alert's words, the conclusion's once
-/// there is one, and the notes'.
+/// there is one, and the notes'; on SQLite a success's with its mark (`search_marks`).
 async fn reindex(
     connection: &mut AnyConnection,
     dialect: Dialect,
     investigation_id: i64,
 ) -> StoreResult<()> {
     let row = sqlx::query(
-        "SELECT a.parsed, r.result FROM investigations i JOIN alerts a ON a.id = i.alert_id \
+        "SELECT i.status, a.parsed, r.result FROM investigations i \
+         JOIN alerts a ON a.id = i.alert_id \
          LEFT JOIN investigation_results r ON r.investigation_id = i.id WHERE i.id = $1",
     )
     .bind(investigation_id)
@@ -126,7 +127,12 @@ async fn reindex(
         None => crate::search::parsed_search_text(&parsed),
     };
     text.push_str(&notes_search_text(connection, investigation_id).await?);
-    search::index(connection, dialect, investigation_id, &text).await
+    let mut document = search::document(&text);
+    let status = rows::parsed(&row, "status", InvestigationStatus::parse)?;
+    if dialect == Dialect::Sqlite && status == InvestigationStatus::Success {
+        document = crate::search_marks::success_document(&document);
+    }
+    search::index_document(connection, dialect, investigation_id, document).await
 }
 
 pub(crate) async fn create_note(

@@ -390,10 +390,10 @@ fn insert_tags(
     Ok(())
 }
 
-/// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations, in
-/// one statement: FTS5 writes its pending terms out as a new segment at every statement
-/// savepoint, so a DELETE followed by an INSERT wrote two segments per batch (and merged
-/// them later) where one suffices.
+/// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations, each
+/// with the mark of a success (`search_marks`), in one statement: FTS5 writes its pending
+/// terms out as a new segment at every statement savepoint, so a DELETE followed by an
+/// INSERT wrote two segments per batch (and merged them later) where one suffices.
 fn replace_search_rows(
     writes: &mut Statements,
     dialect: Dialect,
@@ -407,7 +407,7 @@ fn replace_search_rows(
     sql.value_rows(dialect, 2, documents.len(), |sql, index| {
         let (investigation_id, document) = documents[index];
         sql.bind(*investigation_id)?.push(", ");
-        sql.bind(document.clone())?;
+        sql.bind(crate::search_marks::success_document(document))?;
         Ok(())
     })?;
     Ok(())

@@ -42,6 +42,7 @@ mod revisions;
 pub mod rows;
 mod scope;
 mod search;
+pub mod search_marks;
 mod sign_in;
 mod source_counters;
 mod strategies;

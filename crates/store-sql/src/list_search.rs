@@ -1,5 +1,10 @@
 //! Counting a search in one state without reading each match's investigation, on SQLite.
 //!
+//! Among the successes (the list's default state) a search is counted by the search index
+//! alone, as the documents that match it and carry a success's mark (`search_marks`). In
+//! the other states, and while a database from before the mark is still being marked, it
+//! is counted as follows.
+//!
 //! The search index (FTS5, `investigation_search`) counts the matches of a word in every
 //! state without reading one investigation; counting only those in a state looks up each
 //! match's investigation for its state, which for a common word at a million stored is
@@ -31,7 +36,7 @@ use crate::list_plan::{
     count_within_own_span, next_window, subtract_other_states,
 };
 use crate::list_sql::{Access, push_order, sort_columns};
-use crate::{DbResultExt, Dialect, rows, search};
+use crate::{DbResultExt, Dialect, rows, search, search_marks};
 
 /// The exact count of a search in `state` with no other filter (`CountFrom::Search`), or
 /// `None` when it is better counted by its rows.
@@ -46,6 +51,15 @@ pub(crate) async fn count_in_state(
     }
     let phrases = search_phrases(query.search.as_deref().unwrap_or_default());
     let expression = search::match_expression(dialect, &phrases);
+    if state == InvestigationStatus::Success
+        && let Some(in_state) = search_marks::count_successes(connection, &expression).await?
+    {
+        return Ok(Some(if in_state == 0 {
+            Vec::new()
+        } else {
+            vec![(state, in_state)]
+        }));
+    }
     let others: Vec<String> = InvestigationStatus::ALL
         .iter()
         .filter(|other| **other != state)

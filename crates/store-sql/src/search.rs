@@ -57,16 +57,6 @@ pub(crate) fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) ->
     text
 }
 
-/// Replaces the searchable text of one investigation.
-pub(crate) async fn index(
-    connection: &mut AnyConnection,
-    dialect: Dialect,
-    investigation_id: i64,
-    text: &str,
-) -> StoreResult<()> {
-    index_document(connection, dialect, investigation_id, document(text)).await
-}
-
 /// Replaces the search document (`document`) of one investigation.
 pub(crate) async fn index_document(
     connection: &mut AnyConnection,

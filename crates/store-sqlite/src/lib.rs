@@ -199,6 +199,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "same_detection_index",
         sql: include_str!("../migrations/0037_same_detection_index.sql"),
     },
+    Migration {
+        version: 38,
+        name: "search_marks",
+        sql: include_str!("../migrations/0038_search_marks.sql"),
+    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.
@@ -291,6 +296,7 @@ pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
         .map_err(|error| StoreError::Unavailable(Box::new(error)))?;
     sleuth_store_sql::migrate::apply(&pool, Dialect::Sqlite, MIGRATIONS, None).await?;
     spawn_checkpointer(pool.clone());
+    sleuth_store_sql::search_marks::spawn_marking(pool.clone());
     Ok(SqlStore::start(
         pool,
         Dialect::Sqlite,

@@ -134,3 +134,112 @@ async fn kept_counts_keyed_state_first_are_folded_into_after_migration_36() {
         }
     }
 }
+
+/// Successes concluded before migration search_marks have no mark in their search
+/// documents (store-sql's `search_marks`). Their searches must be counted right while they
+/// are being marked (without the mark) and after (with it), and a start after the
+/// migration marks them all in the background.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn successes_from_before_the_search_mark_are_marked_and_counted_throughout() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", directory.path().join("sleuth.db").display());
+    let store: std::sync::Arc<dyn sleuth_store::Store> = std::sync::Arc::new(
+        sleuth_store_sqlite::open(&url, &Default::default())
+            .await
+            .expect("open"),
+    );
+    let successes = upgrade::successes_to_search(&store, 5).await;
+    let marked = "SELECT COUNT(*) FROM investigation_search \
+                  WHERE investigation_search MATCH '\"\u{E000}success\"'";
+    let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+    let scalar = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .expect(sql)
+        }
+    };
+    assert_eq!(
+        scalar(marked).await,
+        6,
+        "each success is marked as it concludes"
+    );
+    assert_eq!(upgrade::beacons_counted(&store).await, 5);
+
+    // As the migration leaves a database of unmarked successes.
+    let unmark = || async {
+        for (index, id) in successes.iter().enumerate() {
+            let words = if index < 5 {
+                "beacon seen"
+            } else {
+                "quiet host"
+            };
+            sqlx::query(
+                "INSERT OR REPLACE INTO investigation_search (rowid, body) VALUES ($1, $2)",
+            )
+            .bind(id)
+            .bind(words)
+            .execute(&pool)
+            .await
+            .expect("an unmarked document");
+        }
+    };
+    unmark().await;
+    let newest = *successes.iter().max().expect("successes");
+    sqlx::query("UPDATE search_marks SET unmarked_through = $1")
+        .bind(newest)
+        .execute(&pool)
+        .await
+        .expect("unmarked through the newest");
+    assert_eq!(scalar(marked).await, 0);
+    let mut through = newest;
+    loop {
+        assert_eq!(upgrade::beacons_counted(&store).await, 5);
+        let done = sleuth_store_sql::search_marks::mark_earlier(&pool, 2)
+            .await
+            .expect("a batch marked");
+        let now = scalar("SELECT unmarked_through FROM search_marks").await;
+        assert!(
+            now < through,
+            "each batch lowers what is left: {now} after {through}"
+        );
+        through = now;
+        if done {
+            break;
+        }
+    }
+    assert_eq!(through, 0);
+    assert_eq!(scalar(marked).await, 6);
+    assert_eq!(upgrade::beacons_counted(&store).await, 5);
+
+    // The migration itself, on such a database, then a start that marks them.
+    unmark().await;
+    for statement in [
+        "DROP TABLE search_marks",
+        "DELETE FROM schema_migrations WHERE name = 'search_marks'",
+    ] {
+        sqlx::query(statement)
+            .execute(&pool)
+            .await
+            .expect(statement);
+    }
+    drop(store);
+    let store: std::sync::Arc<dyn sleuth_store::Store> = std::sync::Arc::new(
+        sleuth_store_sqlite::open(&url, &Default::default())
+            .await
+            .expect("open and migrate"),
+    );
+    assert_eq!(upgrade::beacons_counted(&store).await, 5);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while scalar(marked).await < 6 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not marked 20 s after the start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(scalar("SELECT unmarked_through FROM search_marks").await, 0);
+    assert_eq!(upgrade::beacons_counted(&store).await, 5);
+}

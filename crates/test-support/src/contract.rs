@@ -1020,7 +1020,7 @@ pub async fn concurrent_finishes_each_store_their_own_outcome(store: Arc<dyn Sto
 }
 
 /// Creates and concludes an investigation tagged `tag_<outcome>`; returns its id.
-async fn concluded(
+pub(crate) async fn concluded(
     store: &Arc<dyn Store>,
     alert: NewAlert,
     outcome: Outcome,

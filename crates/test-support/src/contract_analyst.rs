@@ -204,6 +204,16 @@ pub async fn notes_are_found_by_search_before_and_after_the_conclusion(store: Ar
         [investigation_id],
         "the alert's own words stay"
     );
+    // A note rewrote the concluded one's document: it is still counted among the successes.
+    let among_successes = store
+        .list_investigations(&InvestigationQuery {
+            search: Some("timbuktu".into()),
+            limit: 100,
+            ..InvestigationQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((among_successes.total, among_successes.items.len()), (1, 1));
 
     store.delete_note(note.id).await.unwrap();
     assert!(found(&store, &searching("timbuktu")).await.is_empty());

@@ -1,6 +1,8 @@
 //! Upgrading a database that already holds data, for both backends' upgrade tests: rows
 //! written the way an earlier schema held them read the same after the later migrations.
 
+use std::sync::Arc;
+
 use sleuth_domain::{Entity, EntityKind, Outcome, Priority};
 use sleuth_store::Store;
 use sqlx::AnyPool;
@@ -156,4 +158,51 @@ pub async fn results_read_the_same_after_the_upgrade(
         .map(|related| (related.investigation_id, related.shared_entities.clone()))
         .collect();
     assert_eq!(related, [(queued, vec![ip, jozef])]);
+}
+
+/// Successes to search, as a SQLite database from before the search mark held them (see
+/// store-sql's `search_marks`): `beacons` concluded investigations whose alerts say
+/// "beacon", one that does not, and a queued "beacon". Returns the ids of the successes.
+pub async fn successes_to_search(store: &Arc<dyn Store>, beacons: i64) -> Vec<i64> {
+    let mut successes = Vec::new();
+    for minute in 0..beacons {
+        successes.push(
+            crate::contract::concluded(
+                store,
+                fixtures::simple_alert(&format!("beacon seen {minute}"), minute),
+                Outcome::FalseAlert,
+                Priority::Informational,
+                minute,
+            )
+            .await,
+        );
+    }
+    successes.push(
+        crate::contract::concluded(
+            store,
+            fixtures::simple_alert("quiet host", beacons),
+            Outcome::FalseAlert,
+            Priority::Informational,
+            beacons,
+        )
+        .await,
+    );
+    store
+        .create_investigation(fixtures::simple_alert("beacon queued", beacons + 1), false)
+        .await
+        .expect("a queued beacon");
+    successes
+}
+
+/// How many successes a search for "beacon" counts (the list's default state).
+pub async fn beacons_counted(store: &Arc<dyn Store>) -> u64 {
+    store
+        .list_investigations(&sleuth_store::InvestigationQuery {
+            search: Some("beacon".into()),
+            limit: 5,
+            ..Default::default()
+        })
+        .await
+        .expect("a search")
+        .total
 }
