@@ -43,6 +43,7 @@ pub mod rows;
 mod scope;
 mod search;
 pub mod search_marks;
+pub mod search_upkeep;
 mod sign_in;
 mod source_counters;
 mod strategies;
@@ -145,9 +146,10 @@ pub struct SqlStore {
     keys: Arc<key_cache::KeyCache>,
     /// The readiness check's own connection, outside the pool (see `readiness`).
     readiness: Arc<readiness::ReadinessConnection>,
-    /// The task folding the list's count deltas (`count_folding` on PostgreSQL,
-    /// `kept_counts` on SQLite), stopped when the last clone of the store is dropped.
-    _count_folding: Arc<AbortOnDrop>,
+    /// The background tasks, stopped when the last clone of the store is dropped: the one
+    /// folding the list's count deltas (`count_folding` on PostgreSQL, `kept_counts` on
+    /// SQLite) and, on SQLite, those of the search index (`search_marks`, `search_upkeep`).
+    _background: Arc<Vec<AbortOnDrop>>,
 }
 
 /// Aborts a background task when dropped.
@@ -203,10 +205,14 @@ impl SqlStore {
             },
             group_commit::BATCH_MAX,
         );
-        let count_folding = Arc::new(AbortOnDrop(match dialect {
-            Dialect::Postgres => count_folding::spawn_count_folding(pool.clone()),
-            Dialect::Sqlite => kept_counts::spawn_sqlite_folding(pool.clone(), writers.clone()),
-        }));
+        let background = match dialect {
+            Dialect::Postgres => vec![count_folding::spawn_count_folding(pool.clone())],
+            Dialect::Sqlite => vec![
+                kept_counts::spawn_sqlite_folding(pool.clone(), writers.clone()),
+                search_marks::spawn_marking(pool.clone()),
+                search_upkeep::spawn_upkeep(pool.clone()),
+            ],
+        };
         SqlStore {
             readiness: Arc::new(readiness::ReadinessConnection::new(pool.clone())),
             pool,
@@ -219,7 +225,7 @@ impl SqlStore {
             audit,
             system_events,
             keys: Arc::default(),
-            _count_folding: count_folding,
+            _background: Arc::new(background.into_iter().map(AbortOnDrop).collect()),
         }
     }
 

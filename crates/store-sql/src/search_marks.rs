@@ -148,7 +148,7 @@ pub async fn mark_earlier(pool: &AnyPool, batch: i64) -> StoreResult<bool> {
 /// Marks every earlier success in the background, in batches with pauses between them so
 /// that the writers of new work keep their turns. Ends when none is left, on an error
 /// (logged; the next start goes on), or with the pool.
-pub fn spawn_marking(pool: AnyPool) {
+pub(crate) fn spawn_marking(pool: AnyPool) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut announced = false;
         loop {
@@ -179,5 +179,5 @@ pub fn spawn_marking(pool: AnyPool) {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    });
+    })
 }

@@ -296,7 +296,6 @@ pub async fn open(url: &str, options: &SqliteOptions) -> StoreResult<SqlStore> {
         .map_err(|error| StoreError::Unavailable(Box::new(error)))?;
     sleuth_store_sql::migrate::apply(&pool, Dialect::Sqlite, MIGRATIONS, None).await?;
     spawn_checkpointer(pool.clone());
-    sleuth_store_sql::search_marks::spawn_marking(pool.clone());
     Ok(SqlStore::start(
         pool,
         Dialect::Sqlite,

@@ -146,3 +146,60 @@ fn prefixed(columns: &str) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The search index's upkeep (store-sql's `search_upkeep`): an index in many pieces is
+/// merged into one, step by step, and finds what it found before; an index in one piece
+/// is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_index_is_merged_into_one_piece_and_finds_the_same() {
+    use sleuth_store_sql::search_upkeep::{FROM_SEGMENTS, look, segments};
+    let directory = tempfile::tempdir().expect("temp dir");
+    // Migrated by a store, which is then dropped with its background tasks: only this
+    // test merges.
+    drop(
+        sleuth_store_sqlite::open(&url_of(&directory), &Default::default())
+            .await
+            .expect("open and migrate"),
+    );
+    let pool = sqlx::AnyPool::connect(&url_of(&directory))
+        .await
+        .expect("connect");
+    // FTS5's own merging off, so that each write leaves a piece of its own.
+    sqlx::query(
+        "INSERT INTO investigation_search (investigation_search, rank) VALUES ('automerge', 0)",
+    )
+    .execute(&pool)
+    .await
+    .expect("automerge off");
+    let documents = FROM_SEGMENTS + 2;
+    for id in 1..=documents {
+        sqlx::query("INSERT INTO investigation_search (rowid, body) VALUES ($1, $2)")
+            .bind(id)
+            .bind(format!("beacon seen on host{id}"))
+            .execute(&pool)
+            .await
+            .expect("a document");
+    }
+    let beacons = "SELECT COUNT(*) FROM investigation_search \
+                   WHERE investigation_search MATCH 'beacon'";
+    let count = |sql| sleuth_test_support::read_integer(&pool, sql);
+    assert_eq!(segments(&pool).await.expect("pieces"), documents);
+    assert_eq!(count(beacons).await, documents);
+
+    let mut merging = look(&pool, false).await.expect("a look");
+    assert!(merging, "{documents} pieces are merged");
+    let mut steps = 1;
+    while merging {
+        merging = look(&pool, merging).await.expect("a look");
+        steps += 1;
+        assert!(steps < 100, "still merging after {steps} steps");
+    }
+    assert_eq!(segments(&pool).await.expect("pieces"), 1);
+    assert_eq!(count(beacons).await, documents);
+    let host = "SELECT COUNT(*) FROM investigation_search \
+                WHERE investigation_search MATCH '\"seen on host3\"'";
+    assert_eq!(count(host).await, 1);
+
+    assert!(!look(&pool, false).await.expect("a look"));
+    assert_eq!(segments(&pool).await.expect("pieces"), 1);
+}

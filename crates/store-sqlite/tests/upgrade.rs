@@ -152,15 +152,7 @@ async fn successes_from_before_the_search_mark_are_marked_and_counted_throughout
     let marked = "SELECT COUNT(*) FROM investigation_search \
                   WHERE investigation_search MATCH '\"\u{E000}success\"'";
     let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
-    let scalar = |sql: &'static str| {
-        let pool = pool.clone();
-        async move {
-            sqlx::query_scalar::<_, i64>(sql)
-                .fetch_one(&pool)
-                .await
-                .expect(sql)
-        }
-    };
+    let scalar = |sql| sleuth_test_support::read_integer(&pool, sql);
     assert_eq!(
         scalar(marked).await,
         6,

@@ -17,3 +17,12 @@ pub mod postgres;
 pub mod raw_http;
 pub mod schema;
 pub mod upgrade;
+
+/// The one integer `sql` reads (a count, a kept value), for tests that look at a database
+/// directly.
+pub async fn read_integer(pool: &sqlx::AnyPool, sql: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(pool)
+        .await
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+}
