@@ -43,7 +43,6 @@ pub mod rows;
 mod scope;
 mod search;
 pub mod search_marks;
-pub mod search_upkeep;
 mod sign_in;
 mod source_counters;
 mod strategies;
@@ -148,7 +147,7 @@ pub struct SqlStore {
     readiness: Arc<readiness::ReadinessConnection>,
     /// The background tasks, stopped when the last clone of the store is dropped: the one
     /// folding the list's count deltas (`count_folding` on PostgreSQL, `kept_counts` on
-    /// SQLite) and, on SQLite, those of the search index (`search_marks`, `search_upkeep`).
+    /// SQLite) and, on SQLite, the one marking earlier successes (`search_marks`).
     _background: Arc<Vec<AbortOnDrop>>,
 }
 
@@ -210,7 +209,6 @@ impl SqlStore {
             Dialect::Sqlite => vec![
                 kept_counts::spawn_sqlite_folding(pool.clone(), writers.clone()),
                 search_marks::spawn_marking(pool.clone()),
-                search_upkeep::spawn_upkeep(pool.clone()),
             ],
         };
         SqlStore {
