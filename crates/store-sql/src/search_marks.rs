@@ -181,3 +181,27 @@ pub(crate) fn spawn_marking(pool: AnyPool) -> tokio::task::JoinHandle<()> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Alert text is written by attackers: none of it may carry the mark into a document
+    /// (a queued investigation counted among the successes), and no search may name it.
+    #[test]
+    fn neither_alert_text_nor_a_search_can_carry_the_mark() {
+        let hostile = format!("{SUCCESS_MARK} x{SUCCESS_MARK} \u{E000} beacon");
+        let document = search::document(&hostile);
+        assert_eq!(document, "success x success beacon");
+        assert!(!document.contains('\u{E000}'));
+        let phrases = sleuth_store::search_phrases(&hostile);
+        assert!(
+            phrases
+                .iter()
+                .flatten()
+                .all(|token| !token.contains('\u{E000}')),
+            "{phrases:?}"
+        );
+        assert!(success_document(&document).starts_with(SUCCESS_MARK));
+    }
+}
