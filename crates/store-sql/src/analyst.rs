@@ -122,10 +122,7 @@ async fn reindex(
     .db()?;
     let parsed: sleuth_domain::ParsedAlert = rows::json(&row, "parsed")?;
     let result: Option<sleuth_domain::InvestigationResult> = rows::opt_json(&row, "result")?;
-    let mut text = match &result {
-        Some(result) => search::result_text(&parsed, result),
-        None => crate::search::parsed_search_text(&parsed),
-    };
+    let mut text = search::investigation_text(&parsed, result.as_ref());
     text.push_str(&notes_search_text(connection, investigation_id).await?);
     let mut document = search::document(&text);
     let status = rows::parsed(&row, "status", InvestigationStatus::parse)?;

@@ -156,13 +156,7 @@ fn read_search_inputs(reads: &mut Statements, completed: &[&FinishRequest]) -> S
         .iter()
         .map(|request| request.job.investigation_id)
         .collect();
-    reads
-        .next(
-            "SELECT investigation_id AS noted_id, text AS note_text FROM investigation_notes \
-             WHERE investigation_id IN ",
-        )
-        .bind_padded_list(&ids)?
-        .push(" ORDER BY id");
+    read_notes(reads, &ids)?;
     let missing: Vec<i64> = completed
         .iter()
         .filter(|request| request.end.alert.is_none())
@@ -179,6 +173,31 @@ fn read_search_inputs(reads: &mut Statements, completed: &[&FinishRequest]) -> S
     Ok(())
 }
 
+/// Adds the read of the notes of `ids`, oldest first, as rows (`noted_id`, `note_text`)
+/// that `add_note` takes.
+pub(crate) fn read_notes(reads: &mut Statements, ids: &[i64]) -> StoreResult<()> {
+    reads
+        .next(
+            "SELECT investigation_id AS noted_id, text AS note_text FROM investigation_notes \
+             WHERE investigation_id IN ",
+        )
+        .bind_padded_list(ids)?
+        .push(" ORDER BY id");
+    Ok(())
+}
+
+/// Adds the words of a note row of `read_notes` to its investigation's in `notes_by_id`;
+/// false for a row of another read.
+pub(crate) fn add_note(row: &AnyRow, notes_by_id: &mut HashMap<i64, String>) -> StoreResult<bool> {
+    if !rows::has_column(row, "note_text") {
+        return Ok(false);
+    }
+    let notes = notes_by_id.entry(rows::int(row, "noted_id")?).or_default();
+    notes.push(' ');
+    notes.push_str(&rows::text(row, "note_text")?);
+    Ok(true)
+}
+
 /// The search document of each concluded investigation: its alert's words, the
 /// conclusion's, and those of notes written while it ran, from the rows of
 /// `read_search_inputs`. The alerts their workers passed along are not read back.
@@ -190,11 +209,10 @@ fn search_texts(
     let mut parsed_alerts: HashMap<i64, ParsedAlert> = HashMap::new();
     let mut notes_by_id: HashMap<i64, String> = HashMap::new();
     for row in rows {
-        if rows::has_column(row, "note_text") {
-            let notes = notes_by_id.entry(rows::int(row, "noted_id")?).or_default();
-            notes.push(' ');
-            notes.push_str(&rows::text(row, "note_text")?);
-        } else if rows::has_column(row, "parsed_alert") {
+        if add_note(row, &mut notes_by_id)? {
+            continue;
+        }
+        if rows::has_column(row, "parsed_alert") {
             parsed_alerts.insert(
                 rows::int(row, "parsed_alert_of")?,
                 rows::json(row, "parsed_alert")?,
@@ -394,7 +412,7 @@ fn insert_tags(
 /// with the mark of a success (`search_marks`), in one statement: FTS5 writes its pending
 /// terms out as a new segment at every statement savepoint, so a DELETE followed by an
 /// INSERT wrote two segments per batch (and merged them later) where one suffices.
-fn replace_search_rows(
+pub(crate) fn replace_search_rows(
     writes: &mut Statements,
     dialect: Dialect,
     documents: &BTreeMap<i64, String>,

@@ -57,6 +57,18 @@ pub(crate) fn result_text(parsed: &ParsedAlert, result: &InvestigationResult) ->
     text
 }
 
+/// What search finds an investigation by: the alert's words, and the conclusion's once
+/// there is one (`result_text`).
+pub(crate) fn investigation_text(
+    parsed: &ParsedAlert,
+    result: Option<&InvestigationResult>,
+) -> String {
+    match result {
+        Some(result) => result_text(parsed, result),
+        None => parsed_search_text(parsed),
+    }
+}
+
 /// Replaces the search document (`document`) of one investigation.
 pub(crate) async fn index_document(
     connection: &mut AnyConnection,

@@ -17,7 +17,7 @@
 //! rewrites their documents from the newest down, a batch at a time (`spawn_marking` on
 //! SQLite's start), lowering it. Until it is 0, searches are counted the older way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use sleuth_domain::{InvestigationResult, ParsedAlert};
@@ -25,7 +25,7 @@ use sleuth_store::StoreResult;
 use sqlx::{AnyConnection, AnyPool};
 
 use crate::builder::Statements;
-use crate::{DbResultExt, Dialect, rows, search};
+use crate::{DbResultExt, Dialect, finish_batch, rows, search};
 
 /// The token a success's search document carries on SQLite.
 pub(crate) const SUCCESS_MARK: &str = "\u{E000}success";
@@ -86,52 +86,34 @@ pub async fn mark_earlier(pool: &AnyPool, batch: i64) -> StoreResult<bool> {
     .fetch_all(&mut *transaction)
     .await
     .db()?;
-    let mut texts: HashMap<i64, String> = HashMap::new();
-    for row in &found {
+    let mut reads = Statements::new(Dialect::Sqlite);
+    let ids: Vec<i64> = found
+        .iter()
+        .map(|row| rows::int(row, "id"))
+        .collect::<StoreResult<_>>()?;
+    if !ids.is_empty() {
+        finish_batch::read_notes(&mut reads, &ids)?;
+    }
+    let mut notes_by_id = HashMap::new();
+    for row in reads.run(&mut transaction).await? {
+        finish_batch::add_note(&row, &mut notes_by_id)?;
+    }
+    let mut documents = BTreeMap::new();
+    for (row, id) in found.iter().zip(&ids) {
         let parsed: ParsedAlert = rows::json(row, "parsed")?;
         let result: Option<InvestigationResult> = rows::opt_json(row, "result")?;
-        let text = match &result {
-            Some(result) => search::result_text(&parsed, result),
-            None => search::parsed_search_text(&parsed),
-        };
-        texts.insert(rows::int(row, "id")?, text);
-    }
-    if !texts.is_empty() {
-        let mut notes = Statements::new(Dialect::Sqlite);
-        notes
-            .next(
-                "SELECT investigation_id AS noted_id, text AS note_text \
-                 FROM investigation_notes WHERE investigation_id IN ",
-            )
-            .bind_padded_list(&texts.keys().copied().collect::<Vec<_>>())?
-            .push(" ORDER BY id");
-        for row in notes.run(&mut transaction).await? {
-            if let Some(text) = texts.get_mut(&rows::int(&row, "noted_id")?) {
-                text.push(' ');
-                text.push_str(&rows::text(&row, "note_text")?);
-            }
+        let mut text = search::investigation_text(&parsed, result.as_ref());
+        if let Some(notes) = notes_by_id.get(id) {
+            text.push_str(notes);
         }
+        documents.insert(*id, search::document(&text));
     }
-    let documents: Vec<(i64, String)> = texts
-        .into_iter()
-        .map(|(id, text)| (id, success_document(&search::document(&text))))
-        .collect();
-    if !documents.is_empty() {
-        let mut replace = Statements::new(Dialect::Sqlite);
-        replace
-            .next("INSERT OR REPLACE INTO investigation_search (rowid, body)")
-            .value_rows(Dialect::Sqlite, 2, documents.len(), |sql, index| {
-                let (id, document) = &documents[index];
-                sql.bind(*id)?.push(", ");
-                sql.bind(document.clone())?;
-                Ok(())
-            })?;
-        replace.run(&mut transaction).await?;
-    }
+    let mut writes = Statements::new(Dialect::Sqlite);
+    finish_batch::replace_search_rows(&mut writes, Dialect::Sqlite, &documents)?;
+    writes.run(&mut transaction).await?;
     // Fewer than a batch: none is left below the lowest one found.
-    let lowest = documents.iter().map(|(id, _)| *id).min();
-    let remaining = match lowest {
-        Some(lowest) if documents.len() == usize::try_from(batch).unwrap_or(usize::MAX) => {
+    let remaining = match documents.first_key_value() {
+        Some((lowest, _)) if documents.len() == usize::try_from(batch).unwrap_or(usize::MAX) => {
             lowest - 1
         }
         _ => 0,
