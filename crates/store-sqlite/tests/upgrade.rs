@@ -235,3 +235,80 @@ async fn successes_from_before_the_search_mark_are_marked_and_counted_throughout
     assert_eq!(scalar("SELECT unmarked_through FROM search_marks").await, 0);
     assert_eq!(upgrade::beacons_counted(&store).await, 5);
 }
+
+/// Successes marked before migration source_marks carry a success's mark but not their
+/// source's (store-sql's `search_marks`). A search among one source's successes must be
+/// counted right before the start that migrates (by its rows), while the marks are being
+/// added, and after, by the marks alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn successes_from_before_the_source_mark_get_it_and_are_counted_throughout() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", directory.path().join("sleuth.db").display());
+    let store: std::sync::Arc<dyn sleuth_store::Store> = std::sync::Arc::new(
+        sleuth_store_sqlite::open(&url, &Default::default())
+            .await
+            .expect("open"),
+    );
+    let successes = upgrade::successes_to_search(&store, 5).await;
+    let source_marked = "SELECT COUNT(*) FROM investigation_search WHERE investigation_search \
+         MATCH '\"\u{E000}success\" \"\u{E000}s5465737420536f75726365\"'";
+    let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+    let scalar = |sql| sleuth_test_support::read_integer(&pool, sql);
+    assert_eq!(
+        scalar(source_marked).await,
+        6,
+        "each success carries its source's mark (\"Test Source\" in hex) as it concludes"
+    );
+    assert_eq!(
+        upgrade::beacons_counted_from(&store, &["Test Source"]).await,
+        5
+    );
+
+    // As the previous version left them: a success's mark, no source's (the label's words, as
+    // every document holds them), and the migration not applied yet.
+    for (index, id) in successes.iter().enumerate() {
+        let words = if index < 5 {
+            "\u{E000}success test source beacon seen"
+        } else {
+            "\u{E000}success test source quiet host"
+        };
+        sqlx::query("INSERT OR REPLACE INTO investigation_search (rowid, body) VALUES ($1, $2)")
+            .bind(id)
+            .bind(words)
+            .execute(&pool)
+            .await
+            .expect("a document of the previous version");
+    }
+    sqlx::query("DELETE FROM schema_migrations WHERE name = 'source_marks'")
+        .execute(&pool)
+        .await
+        .expect("the migration undone");
+    assert_eq!(scalar(source_marked).await, 0);
+    drop(store);
+    let store: std::sync::Arc<dyn sleuth_store::Store> = std::sync::Arc::new(
+        sleuth_store_sqlite::open(&url, &Default::default())
+            .await
+            .expect("open and migrate"),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        assert_eq!(
+            upgrade::beacons_counted_from(&store, &["Test Source"]).await,
+            5
+        );
+        if scalar(source_marked).await == 6 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not marked 20 s after the start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(scalar("SELECT unmarked_through FROM search_marks").await, 0);
+    assert_eq!(
+        upgrade::beacons_counted_from(&store, &["Test Source"]).await,
+        5
+    );
+    assert_eq!(upgrade::beacons_counted(&store).await, 5);
+}
