@@ -127,7 +127,7 @@ async fn reindex(
     let mut document = search::document(&text);
     let status = rows::parsed(&row, "status", InvestigationStatus::parse)?;
     if dialect == Dialect::Sqlite && status == InvestigationStatus::Success {
-        document = crate::search_marks::success_document(&document, &parsed.direct_source_label);
+        document = crate::search_marks::success_document(&document);
     }
     search::index_document(connection, dialect, investigation_id, document).await
 }

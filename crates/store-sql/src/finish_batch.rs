@@ -84,7 +84,7 @@ pub(crate) async fn write(
             Finish::Stopped { .. } => None,
         })
         .collect();
-    let search_texts = search_texts(&read, dialect, &concluded, &kept)?;
+    let search_texts = search_texts(&read, &concluded, &kept)?;
     // Everything else is written without reading anything back.
     store_results(writes, dialect, &kept, &search_texts)?;
     store_stops(writes, dialect, &kept)?;
@@ -200,11 +200,9 @@ pub(crate) fn add_note(row: &AnyRow, notes_by_id: &mut HashMap<i64, String>) -> 
 
 /// The search document of each concluded investigation: its alert's words, the
 /// conclusion's, and those of notes written while it ran, from the rows of
-/// `read_search_inputs`; on SQLite with the marks of a success (`search_marks`). The alerts
-/// their workers passed along are not read back.
+/// `read_search_inputs`. The alerts their workers passed along are not read back.
 fn search_texts(
     rows: &[AnyRow],
-    dialect: Dialect,
     concluded: &[(i64, &InvestigationResult)],
     kept: &[&FinishRequest],
 ) -> StoreResult<BTreeMap<i64, String>> {
@@ -241,15 +239,7 @@ fn search_texts(
             if let Some(notes) = notes_by_id.get(investigation_id) {
                 text.push_str(notes);
             }
-            let document = match dialect {
-                // The marks of a success and its source (`search_marks`).
-                Dialect::Sqlite => crate::search_marks::success_document(
-                    &search::document(&text),
-                    &parsed.direct_source_label,
-                ),
-                Dialect::Postgres => search::document(&text),
-            };
-            Ok((*investigation_id, document))
+            Ok((*investigation_id, search::document(&text)))
         })
         .collect()
 }
@@ -419,7 +409,7 @@ fn insert_tags(
 }
 
 /// Replaces the full-text rows (SQLite's FTS5 table) of the concluded investigations, each
-/// document marked as a success's (`search_marks::success_document`), in one statement: FTS5 writes its pending
+/// with the mark of a success (`search_marks`), in one statement: FTS5 writes its pending
 /// terms out as a new segment at every statement savepoint, so a DELETE followed by an
 /// INSERT wrote two segments per batch (and merged them later) where one suffices.
 pub(crate) fn replace_search_rows(
@@ -435,7 +425,7 @@ pub(crate) fn replace_search_rows(
     sql.value_rows(dialect, 2, documents.len(), |sql, index| {
         let (investigation_id, document) = documents[index];
         sql.bind(*investigation_id)?.push(", ");
-        sql.bind(document.clone())?;
+        sql.bind(crate::search_marks::success_document(document))?;
         Ok(())
     })?;
     Ok(())

@@ -142,10 +142,7 @@ async fn count_by_state(
     // again, which costs most over a wide range.
     let by_rows = matches!(
         from,
-        CountFrom::Rows
-            | CountFrom::Hours
-            | CountFrom::Search(_)
-            | CountFrom::SuccessSearchInSources
+        CountFrom::Rows | CountFrom::Hours | CountFrom::Search(_)
     );
     let one_state = match states(query)[..] {
         [state] if by_rows => Some(state),
@@ -171,15 +168,6 @@ async fn count_by_state(
         CountFrom::Search(state) => {
             if let Some(counts) =
                 list_search::count_in_state(connection, dialect, query, *state).await?
-            {
-                return Ok(counts);
-            }
-            // Counted by its rows below.
-            rows_count(one_state).to_string()
-        }
-        CountFrom::SuccessSearchInSources => {
-            if let Some(counts) =
-                list_search::count_successes_in_sources(connection, dialect, query).await?
             {
                 return Ok(counts);
             }
@@ -959,18 +947,7 @@ fn push_row_filters(
     }
     if let Some(text) = &query.search {
         let phrases = search_phrases(text);
-        let success_from_sources = dialect == Dialect::Sqlite
-            && access != Access::SortOrder
-            && !query.direct_source_labels.is_empty()
-            && states(query) == [InvestigationStatus::Success];
-        if !phrases.is_empty() && success_from_sources {
-            crate::search_marks::push_success_search_in_sources(
-                builder,
-                &column(dialect, access, "id"),
-                &phrases,
-                &query.direct_source_labels,
-            )?;
-        } else if !phrases.is_empty() {
+        if !phrases.is_empty() {
             let parameter = builder.next_parameter();
             builder.push(" AND ");
             builder.push(&if access == Access::SortOrder {

@@ -138,10 +138,6 @@ pub(crate) enum CountFrom<'a> {
     /// hold few investigations (`list_search`, `subtract_other_states`); otherwise the
     /// rows, like `Rows`.
     Search(InvestigationStatus),
-    /// A search among the successes from some sources, with no other filter: on SQLite,
-    /// the search index's count of the documents holding the search, a success's mark and
-    /// one of the sources' marks (`search_marks`); otherwise the rows, like `Rows`.
-    SuccessSearchInSources,
     /// The investigations themselves: other time ranges and search need their rows.
     Rows,
 }
@@ -298,18 +294,9 @@ pub(crate) fn count_from(query: &InvestigationQuery) -> CountFrom<'_> {
         search,
     } = filters;
     if search {
-        let no_other_row_filter = !tags && !alert_create && !other_ranges;
-        let only_sources = filters.sources
-            && !Filters {
-                sources: false,
-                ..filters
-            }
-            .grouped();
+        let only_search = !filters.grouped() && !tags && !alert_create && !other_ranges;
         return match states(query)[..] {
-            [state] if no_other_row_filter && !filters.grouped() => CountFrom::Search(state),
-            [InvestigationStatus::Success] if no_other_row_filter && only_sources => {
-                CountFrom::SuccessSearchInSources
-            }
+            [state] if only_search => CountFrom::Search(state),
             _ => CountFrom::Rows,
         };
     }
@@ -1341,45 +1328,6 @@ mod tests {
                     ..base()
                 },
                 CountFrom::Search(InvestigationStatus::Error),
-            ),
-            (
-                "search among the successes of two sources",
-                InvestigationQuery {
-                    search: Some("mimikatz".into()),
-                    direct_source_labels: text(&["a", "b"]),
-                    ..base()
-                },
-                CountFrom::SuccessSearchInSources,
-            ),
-            (
-                "search in another state, one source",
-                InvestigationQuery {
-                    search: Some("mimikatz".into()),
-                    states: vec![InvestigationStatus::Error],
-                    direct_source_labels: text(&["a"]),
-                    ..base()
-                },
-                CountFrom::Rows,
-            ),
-            (
-                "search, one source, one type",
-                InvestigationQuery {
-                    search: Some("mimikatz".into()),
-                    direct_source_labels: text(&["a"]),
-                    alert_types: text(&["t"]),
-                    ..base()
-                },
-                CountFrom::Rows,
-            ),
-            (
-                "search, one source, a priority",
-                InvestigationQuery {
-                    search: Some("mimikatz".into()),
-                    direct_source_labels: text(&["a"]),
-                    priorities: vec![Some(sleuth_domain::Priority::Urgent)],
-                    ..base()
-                },
-                CountFrom::Rows,
             ),
             (
                 "search in two states",

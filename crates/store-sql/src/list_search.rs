@@ -1,9 +1,7 @@
 //! Counting a search in one state without reading each match's investigation, on SQLite.
 //!
 //! Among the successes (the list's default state) a search is counted by the search index
-//! alone, as the documents that match it and carry a success's mark (`search_marks`), and
-//! so is a search among the successes of some sources, with their sources' marks
-//! (`count_successes_in_sources`). In
+//! alone, as the documents that match it and carry a success's mark (`search_marks`). In
 //! the other states, and while a database from before the mark is still being marked, it
 //! is counted as follows.
 //!
@@ -54,7 +52,7 @@ pub(crate) async fn count_in_state(
     let phrases = search_phrases(query.search.as_deref().unwrap_or_default());
     let expression = search::match_expression(dialect, &phrases);
     if state == InvestigationStatus::Success
-        && let Some(in_state) = search_marks::count_successes(connection, &expression, &[]).await?
+        && let Some(in_state) = search_marks::count_successes(connection, &expression).await?
     {
         return Ok(Some(if in_state == 0 {
             Vec::new()
@@ -130,28 +128,6 @@ pub(crate) async fn count_in_state(
 /// statement, so one snapshot. Its cost is the state's investigations (their lowest and
 /// highest id, from an index) and the word's matches in their span, never the word's
 /// matches in the whole store.
-/// The exact count of a search among the successes from the query's sources
-/// (`CountFrom::SuccessSearchInSources`): the documents marked as a success from one of
-/// them, by the search index alone (`search_marks`); `None` while earlier successes are
-/// still being marked, and on PostgreSQL, where it is counted by its rows.
-pub(crate) async fn count_successes_in_sources(
-    connection: &mut AnyConnection,
-    dialect: Dialect,
-    query: &InvestigationQuery,
-) -> StoreResult<Option<Vec<(InvestigationStatus, u64)>>> {
-    if dialect != Dialect::Sqlite {
-        return Ok(None);
-    }
-    let phrases = search_phrases(query.search.as_deref().unwrap_or_default());
-    let expression = search::match_expression(dialect, &phrases);
-    let counted =
-        search_marks::count_successes(connection, &expression, &query.direct_source_labels).await?;
-    Ok(counted.map(|in_state| match in_state {
-        0 => Vec::new(),
-        n => vec![(InvestigationStatus::Success, n)],
-    }))
-}
-
 async fn count_in_own_span(
     connection: &mut AnyConnection,
     state: InvestigationStatus,

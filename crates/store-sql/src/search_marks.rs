@@ -12,19 +12,10 @@
 //! which the index counts by merging two lists of ids. A success never changes state
 //! again, and every write of a success's document (its conclusion, a note's) adds the mark.
 //!
-//! The same document also carries its source's mark (`source_mark`: the private-use
-//! character, `s`, and the lowercase hex of the label, so that no two labels share one and
-//! the tokenizer keeps it whole), since an investigation's source never changes: a search
-//! among the successes of some sources (the queue's source filter) is then counted by the
-//! index too. The label's own words in the document do not do: other sources' alerts name
-//! them ("forwarded from CrowdStrike Falcon"), so those matches had to be looked up.
-//!
 //! A database from before the mark holds successes without it. Migration search_marks
 //! records the highest of their ids in `search_marks.unmarked_through`; `mark_earlier`
 //! rewrites their documents from the newest down, a batch at a time (`spawn_marking` on
 //! SQLite's start), lowering it. Until it is 0, searches are counted the older way.
-//! Migration source_marks sets it again, so that the successes marked before the source
-//! mark existed are rewritten the same way.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -33,7 +24,7 @@ use sleuth_domain::{InvestigationResult, ParsedAlert};
 use sleuth_store::StoreResult;
 use sqlx::{AnyConnection, AnyPool};
 
-use crate::builder::{SqlBuilder, Statements};
+use crate::builder::Statements;
 use crate::{DbResultExt, Dialect, finish_batch, rows, search};
 
 /// The token a success's search document carries on SQLite.
@@ -43,81 +34,23 @@ pub(crate) const SUCCESS_MARK: &str = "\u{E000}success";
 /// every other writer waits for, so it is kept short.
 const MARK_BATCH: i64 = 200;
 
-/// The search document of a success from `source_label`, as SQLite's index stores it: the
-/// marks, then its words.
-pub(crate) fn success_document(document: &str, source_label: &str) -> String {
-    format!("{SUCCESS_MARK} {} {document}", source_mark(source_label))
+/// The search document of a success, as SQLite's index stores it: the mark, then its words.
+pub(crate) fn success_document(document: &str) -> String {
+    format!("{SUCCESS_MARK} {document}")
 }
 
-/// The token that marks the documents of the successes from the source `label`.
-pub(crate) fn source_mark(label: &str) -> String {
-    let mut mark = String::with_capacity(2 + 2 * label.len());
-    mark.push_str("\u{E000}s");
-    for byte in label.bytes() {
-        mark.push_str(&format!("{byte:02x}"));
-    }
-    mark
-}
-
-/// The FTS5 expression of the successes matching `expression` (not empty), from one of
-/// `source_labels` when there are any: the search and the marks.
-pub(crate) fn marked_expression(expression: &str, source_labels: &[String]) -> String {
-    // FTS5 ANDs phrases separated by spaces; each mark is quoted as a phrase of one token.
-    let mut marked = format!("{expression} \"{SUCCESS_MARK}\"");
-    if !source_labels.is_empty() {
-        let any_source: Vec<String> = source_labels
-            .iter()
-            .map(|label| format!("\"{}\"", source_mark(label)))
-            .collect();
-        // An implicit AND may not come before a parenthesis.
-        marked.push_str(&format!(" AND ({})", any_source.join(" OR ")));
-    }
-    marked
-}
-
-/// Adds ` AND ` and the condition that keeps the successes (alias `i`, its id named `id`)
-/// matching the search `phrases` from one of `source_labels` (not empty), for a list of
-/// successes alone that reads its matches: the marked documents once every success is
-/// marked, otherwise those holding the labels' words (`search::match_expression_from_sources`,
-/// which the list's own filter on the label then narrows). The marked ones are exactly
-/// the matches, where the labels' words are also those of other sources' alerts that name
-/// them (at a million stored, a common word from one source: 7,205 documents read and
-/// looked up for 3,187 matches).
-pub(crate) fn push_success_search_in_sources(
-    builder: &mut SqlBuilder,
-    id: &str,
-    phrases: &[Vec<String>],
-    source_labels: &[String],
-) -> StoreResult<()> {
-    let expression = search::match_expression(Dialect::Sqlite, phrases);
-    builder.push(&format!(
-        " AND {id} IN (SELECT rowid FROM investigation_search WHERE investigation_search \
-         MATCH (CASE WHEN (SELECT unmarked_through FROM search_marks) = 0 THEN "
-    ));
-    builder.bind(marked_expression(&expression, source_labels))?;
-    builder.push(" ELSE ");
-    builder.bind(search::match_expression_from_sources(
-        Dialect::Sqlite,
-        phrases,
-        source_labels,
-    ))?;
-    builder.push(" END))");
-    Ok(())
-}
-
-/// The count of the successes matching the FTS5 `expression`, from one of `source_labels`
-/// when there are any, or `None` while earlier successes are still without the marks (or
-/// when the expression is empty). One statement: the check and the count see the same
-/// snapshot.
+/// The count of the successes matching the FTS5 `expression`, or `None` while earlier
+/// successes are still without the mark (or when the expression is empty). One statement:
+/// the check and the count see the same snapshot.
 pub(crate) async fn count_successes(
     connection: &mut AnyConnection,
     expression: &str,
-    source_labels: &[String],
 ) -> StoreResult<Option<u64>> {
     if expression.is_empty() {
         return Ok(None);
     }
-    let marked = marked_expression(expression, source_labels);
+    // FTS5 ANDs phrases separated by spaces; the mark is quoted as a phrase of one token.
+    let marked = format!("{expression} \"{SUCCESS_MARK}\"");
     let count: Option<i64> = sqlx::query_scalar(
         "SELECT CASE WHEN (SELECT unmarked_through FROM search_marks) = 0 THEN \
          (SELECT COUNT(*) FROM investigation_search WHERE investigation_search MATCH $1) END",
@@ -176,10 +109,7 @@ pub async fn mark_earlier(pool: &AnyPool, batch: i64) -> StoreResult<bool> {
         if let Some(notes) = notes_by_id.get(id) {
             text.push_str(notes);
         }
-        documents.insert(
-            *id,
-            success_document(&search::document(&text), &parsed.direct_source_label),
-        );
+        documents.insert(*id, search::document(&text));
     }
     let mut writes = Statements::new(Dialect::Sqlite);
     finish_batch::replace_search_rows(&mut writes, Dialect::Sqlite, &documents)?;
@@ -257,6 +187,6 @@ mod tests {
                 .all(|token| !token.contains('\u{E000}')),
             "{phrases:?}"
         );
-        assert!(success_document(&document, "x").starts_with(SUCCESS_MARK));
+        assert!(success_document(&document).starts_with(SUCCESS_MARK));
     }
 }

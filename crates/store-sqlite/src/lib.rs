@@ -204,11 +204,6 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "search_marks",
         sql: include_str!("../migrations/0038_search_marks.sql"),
     },
-    Migration {
-        version: 39,
-        name: "source_marks",
-        sql: include_str!("../migrations/0039_source_marks.sql"),
-    },
 ];
 
 /// How often the background checkpointer copies the WAL back into the database file.

@@ -48,7 +48,6 @@ macro_rules! store_contract_tests {
             search_finds_words_and_treats_operators_as_data,
             a_search_counts_its_matches_in_the_listed_states_only,
             a_search_from_a_source_finds_its_matches_only,
-            a_search_among_the_successes_of_sources_counts_those_sources_only,
             a_searched_page_far_down_the_sort_order_is_exact,
             a_search_in_a_state_smaller_than_the_others_is_exact,
             a_tag_is_paged_from_its_own_rows_in_the_alert_creation_order,
@@ -2537,6 +2536,10 @@ pub async fn alert_creation_ranges_list_by_day_in_every_time_order(store: Arc<dy
     }
 }
 
+/// A search in one state is counted on SQLite as its matches in every state less those in
+/// the others when the others hold few investigations, and by its rows otherwise: both
+/// must agree with the rows, and a page walked in the sort order (probing the search index
+/// per investigation) with the page read from the matches.
 /// A search filtered by source labels finds the matches from those sources: not an alert
 /// of another source whose text names the label (SQLite narrows the search to documents
 /// holding the label, `match_expression_from_sources`), nor one that lacks the word.
@@ -2584,75 +2587,6 @@ pub async fn a_search_from_a_source_finds_its_matches_only(store: Arc<dyn Store>
     assert_eq!(wordless.total, 0);
 }
 
-/// A search among the successes of some sources is counted on SQLite by the search index
-/// alone, from the marks of a success and of its source (store-sql's `search_marks`). The
-/// count must be that of the rows: not an alert of another source whose text names the
-/// label, nor a source whose label differs only in case or by a suffix, nor a queued match,
-/// and a success's note (which rewrites its document) must keep it counted.
-pub async fn a_search_among_the_successes_of_sources_counts_those_sources_only(
-    store: Arc<dyn Store>,
-) {
-    let analyst = store
-        .create_user(&fixtures::new_user("noter@example.com", Role::Member))
-        .await
-        .unwrap();
-    let alerts = [
-        ("Falcon Sensor", "beacon seen", true),
-        ("Falcon Sensor", "beacon again", true),
-        ("Falcon Sensor", "quiet host", false),
-        ("Okta", "beacon reported by Falcon Sensor", false),
-        ("falcon sensor", "beacon in lower case", false),
-        ("Falcon Sensor 2", "beacon from a longer label", false),
-    ];
-    let mut expected = Vec::new();
-    for (minute, (source, title, matches)) in alerts.into_iter().enumerate() {
-        let minute = i64::try_from(minute).unwrap();
-        let id = concluded(
-            &store,
-            alert_from(source, title, minute),
-            Outcome::FalseAlert,
-            Priority::Informational,
-            minute,
-        )
-        .await;
-        if matches {
-            expected.push(id);
-        }
-    }
-    store
-        .create_investigation(alert_from("Falcon Sensor", "beacon queued", 9), false)
-        .await
-        .unwrap();
-    store
-        .create_note(expected[0], analyst.id, "a beacon, surely", time(10))
-        .await
-        .unwrap();
-    expected.reverse();
-    let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
-    let from = |labels: &[&str]| InvestigationQuery {
-        search: Some("beacon".into()),
-        direct_source_labels: strings(labels),
-        ..query()
-    };
-    let page = store
-        .list_investigations(&from(&["Falcon Sensor"]))
-        .await
-        .unwrap();
-    assert_eq!(page.total, 2);
-    assert_eq!(ids(&store, &from(&["Falcon Sensor"])).await, expected);
-    let two = store
-        .list_investigations(&from(&["Falcon Sensor", "Okta"]))
-        .await
-        .unwrap();
-    assert_eq!(two.total, 3);
-    let none = store.list_investigations(&from(&["Falcon"])).await.unwrap();
-    assert_eq!(none.total, 0);
-}
-
-/// A search in one state is counted on SQLite as its matches in every state less those in
-/// the others when the others hold few investigations, and by its rows otherwise: both
-/// must agree with the rows, and a page walked in the sort order (probing the search index
-/// per investigation) with the page read from the matches.
 pub async fn a_search_counts_its_matches_in_the_listed_states_only(store: Arc<dyn Store>) {
     let mut concluded_ids = Vec::new();
     for minute in 0..25 {

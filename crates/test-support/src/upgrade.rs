@@ -196,16 +196,9 @@ pub async fn successes_to_search(store: &Arc<dyn Store>, beacons: i64) -> Vec<i6
 
 /// How many successes a search for "beacon" counts (the list's default state).
 pub async fn beacons_counted(store: &Arc<dyn Store>) -> u64 {
-    beacons_counted_from(store, &[]).await
-}
-
-/// How many successes from one of `sources` (any source when empty) a search for "beacon"
-/// counts. `successes_to_search` makes them from "Test Source".
-pub async fn beacons_counted_from(store: &Arc<dyn Store>, sources: &[&str]) -> u64 {
     store
         .list_investigations(&sleuth_store::InvestigationQuery {
             search: Some("beacon".into()),
-            direct_source_labels: sources.iter().map(|source| source.to_string()).collect(),
             limit: 5,
             ..Default::default()
         })
