@@ -34,22 +34,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use serde_json::Value;
+use serde::Deserialize;
 use sleuth_domain::Timestamp;
 use sleuth_notify::destination::{Kind, Settings as DestinationSettings, SyslogProtocol};
 use sleuth_notify::render::{email, pagerduty, slack, syslog, teams, webhook};
 use sleuth_notify::retry::{Next, Schedule};
 use sleuth_notify::{Event, EventKind, Rule, SystemNotice, Template};
 use sleuth_store::{
-    AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryRecord, NewDelivery,
+    AttemptResult, DeliveryAttempt, DeliveryBatch, FirstAttempt, NewDelivery,
     NotificationDestinationRecord, Store, StoreResult,
 };
 use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::event_horizon::{GAP_PATIENCE, Horizon};
-use crate::notify_events::ToldEvents;
 pub use crate::notify_events::event_id;
+use crate::notify_events::{Told, ToldEvents};
 use crate::notify_transport::{self, Attempt, Transport};
 use crate::runtime::Runtime;
 use crate::script_secrets::{self, RunSecrets};
@@ -360,27 +360,39 @@ impl Deliverer {
         destination: &NotificationDestinationRecord,
         local: &mut Local,
     ) -> StoreResult<Round> {
-        let queued_all = self.queue_new_events(destination, local).await?;
-        let sent_all = self.send_due(destination, local).await?;
+        // Retries that are due go first, in the order they fell due; then the new events.
+        let retries = self.send_due(destination, local).await?;
+        let new = self
+            .tell_new_events(destination, local, retries != Sending::Stopped)
+            .await?;
         Ok(Round {
-            queued_all,
-            sent_all,
+            queued_all: new.read_all,
+            sent_all: retries == Sending::Done && new.sending == Sending::Done,
         })
     }
 
-    /// Queues the events past the cursor that the rule matches, with the cursor past them.
-    /// True when no further event waits.
-    async fn queue_new_events(
+    /// Reads the events past the cursor that the rule matches, sends each at once (unless
+    /// `may_send` is false), and writes them with what came of each and the cursor past
+    /// them, in one transaction: an event is queued once and never skipped, and a delivery
+    /// taken at the first attempt costs one row written, not a row and its update. Sent
+    /// events wait at most `RECORD_WITHIN` for their write (a prefix is written with the
+    /// cursor at its last event); those not sent (the destination asked for a pause or
+    /// cannot be sent to, the process is stopping) are written pending, untried.
+    async fn tell_new_events(
         &self,
         destination: &NotificationDestinationRecord,
         local: &mut Local,
-    ) -> StoreResult<bool> {
+        may_send: bool,
+    ) -> StoreResult<NewEvents> {
         let batch = self.settings.batch.max(1);
         let cursor = local.horizon.position();
         let ids = self.store.system_event_ids_after(cursor, batch).await?;
         let through = local.horizon.through(&ids, Instant::now());
         if through <= cursor {
-            return Ok(true);
+            return Ok(NewEvents {
+                read_all: true,
+                sending: Sending::Done,
+            });
         }
         let rule = rule_of(destination);
         let base_url = crate::firing::base_url(&self.runtime);
@@ -388,17 +400,79 @@ impl Deliverer {
             .told
             .of(self.store.as_ref(), cursor, through, &ids, &base_url)
             .await?;
-        let mut deliveries = Vec::new();
-        for (system_event_id, told) in told {
-            if let Some(rule) = &rule
-                && told.wanted_by(rule)
-            {
-                deliveries.push(NewDelivery {
+        let wanted: Vec<(i64, Arc<Told>)> = told
+            .into_iter()
+            .filter(|(_, told)| rule.as_ref().is_some_and(|rule| told.wanted_by(rule)))
+            .collect();
+        let sender = if may_send && !wanted.is_empty() {
+            Some(Sender::prepare(self, destination).await)
+        } else {
+            None
+        };
+        let mut sending = if sender.is_some() {
+            Sending::Done
+        } else {
+            Sending::Stopped
+        };
+        let mut unwritten = Unwritten::default();
+        for (system_event_id, told) in wanted {
+            let mut first_attempt = None;
+            if let Some(sender) = sender.as_ref().filter(|_| sending == Sending::Done) {
+                let wait = sender.wait_before_send(local);
+                if !wait.is_zero() {
+                    // Nothing sent waits unwritten while the rate limit is waited out.
+                    self.write_new(destination, local, &mut unwritten).await?;
+                }
+                if *self.shutdown.borrow() || !self.wait(wait).await {
+                    sending = Sending::Stopped;
+                } else {
+                    let (result, pause, stop) = sender
+                        .attempt(&self.transport, local, Ok(&told.event), 0)
+                        .await;
+                    first_attempt = Some(FirstAttempt {
+                        result,
+                        pause_destination_until: pause,
+                        at: Utc::now(),
+                    });
+                    if stop {
+                        sending = Sending::Stopped;
+                    }
+                }
+            }
+            let attempted = first_attempt.is_some();
+            unwritten.add(
+                system_event_id,
+                NewDelivery {
                     system_event_id,
                     event_id: told.event.id.to_string(),
-                    event: serde_json::to_value(&told.event).unwrap_or(Value::Null),
-                });
+                    event: told.json().to_string(),
+                    first_attempt,
+                },
+                attempted,
+            );
+            if unwritten.is_due() {
+                self.write_new(destination, local, &mut unwritten).await?;
             }
+        }
+        unwritten.through = through;
+        self.write_new(destination, local, &mut unwritten).await?;
+        Ok(NewEvents {
+            read_all: ids.len() < usize::try_from(batch).unwrap_or(usize::MAX),
+            sending,
+        })
+    }
+
+    /// Writes the new deliveries not yet written, with the cursor at the last event they
+    /// cover, and moves this process's position there.
+    async fn write_new(
+        &self,
+        destination: &NotificationDestinationRecord,
+        local: &mut Local,
+        unwritten: &mut Unwritten,
+    ) -> StoreResult<()> {
+        let cursor = unwritten.through;
+        if cursor <= local.horizon.position() {
+            return Ok(());
         }
         let lease_token = local
             .held
@@ -409,90 +483,196 @@ impl Deliverer {
             .queue_notification_deliveries(&DeliveryBatch {
                 destination_id: destination.id,
                 lease_token,
-                cursor: through,
-                deliveries,
+                cursor,
+                deliveries: unwritten.take(),
                 at: Utc::now(),
             })
             .await?;
-        local.horizon.advance(through);
-        Ok(ids.len() < usize::try_from(batch).unwrap_or(usize::MAX))
+        local.horizon.advance(cursor);
+        Ok(())
     }
 
-    /// Sends the due deliveries in order; stops at the first that must wait (the receiver
-    /// is down or asked for a pause: the rest would fail the same way). True when every
-    /// due delivery was sent or recorded.
+    /// Waits `wait` out; false when the process is told to stop meanwhile.
+    async fn wait(&self, wait: Duration) -> bool {
+        if wait.is_zero() {
+            return true;
+        }
+        let mut shutdown = self.shutdown.clone();
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => true,
+            _ = shutdown.changed() => false,
+        }
+    }
+
+    /// Sends the deliveries queued earlier that are due (retries, and events queued
+    /// untried), in order, and records the attempts; stops at the first that must wait
+    /// (the receiver asked for a pause, or the destination cannot be sent to: the rest
+    /// would fail the same way).
     async fn send_due(
         &self,
         destination: &NotificationDestinationRecord,
         local: &mut Local,
-    ) -> StoreResult<bool> {
+    ) -> StoreResult<Sending> {
         let batch = self.settings.batch.max(1);
         let due = self
             .store
             .due_notification_deliveries(destination.id, Utc::now(), batch)
             .await?;
         if due.is_empty() {
-            return Ok(true);
+            return Ok(Sending::Done);
         }
-        let prepared = prepare(&self.runtime, &self.store, destination).await;
-        let schedule = schedule(&self.settings);
-        let spacing = destination
-            .rate_limit_per_minute
-            .filter(|limit| *limit > 0)
-            .map(|limit| Duration::from_secs(60) / u32::try_from(limit).unwrap_or(u32::MAX));
+        let sender = Sender::prepare(self, destination).await;
         let mut unrecorded = Unrecorded::default();
         for delivery in &due {
-            if *self.shutdown.borrow() {
+            let wait = sender.wait_before_send(local);
+            if !wait.is_zero() {
+                // Nothing sent waits unrecorded while the rate limit is waited out.
                 unrecorded.record(self.store.as_ref()).await?;
-                return Ok(false);
             }
-            if let Some(spacing) = spacing {
-                let wait = local.next_send.saturating_duration_since(Instant::now());
-                if !wait.is_zero() {
-                    // Nothing sent waits unrecorded while the rate limit is waited out.
-                    unrecorded.record(self.store.as_ref()).await?;
-                    let mut shutdown = self.shutdown.clone();
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = shutdown.changed() => return Ok(false),
-                    }
-                }
-                local.next_send = Instant::now() + spacing;
+            if *self.shutdown.borrow() || !self.wait(wait).await {
+                unrecorded.record(self.store.as_ref()).await?;
+                return Ok(Sending::Stopped);
             }
-            let attempt = match &prepared {
-                Ok(prepared) => match serde_json::from_value::<Event>(delivery.event.clone()) {
-                    Ok(event) => prepared.send(&self.transport, &event).await,
-                    Err(error) => Attempt::Refused {
-                        reason: format!("the stored event cannot be read: {error}"),
-                    },
-                },
-                Err(problem) => Attempt::TryAgain {
-                    reason: problem.clone(),
-                    retry_after: None,
-                },
-            };
-            let mask = |text: String| match &prepared {
-                Ok(prepared) => prepared.secrets.mask(text),
-                Err(_) => text,
-            };
-            let (result, pause) = judge(attempt, delivery, &schedule, Utc::now(), mask);
-            let must_wait = !matches!(result, AttemptResult::Delivered { .. });
+            let event = Event::deserialize(&delivery.event)
+                .map_err(|error| format!("the stored event cannot be read: {error}"));
+            let (result, pause, stop) = sender
+                .attempt(&self.transport, local, event.as_ref(), delivery.attempts)
+                .await;
             unrecorded.add(DeliveryAttempt {
                 delivery_id: delivery.id,
                 result,
                 pause_destination_until: pause,
                 at: Utc::now(),
             });
-            if must_wait && (pause.is_some() || prepared.is_err()) {
+            if stop {
                 unrecorded.record(self.store.as_ref()).await?;
-                return Ok(false);
+                return Ok(Sending::Stopped);
             }
             if unrecorded.is_due() {
                 unrecorded.record(self.store.as_ref()).await?;
             }
         }
         unrecorded.record(self.store.as_ref()).await?;
-        Ok(due.len() < usize::try_from(batch).unwrap_or(usize::MAX))
+        Ok(
+            if due.len() < usize::try_from(batch).unwrap_or(usize::MAX) {
+                Sending::Done
+            } else {
+                Sending::More
+            },
+        )
+    }
+}
+
+/// How a round's sending ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sending {
+    /// Everything there was to send was sent (or recorded for a retry).
+    Done,
+    /// A full batch was sent: more may be due.
+    More,
+    /// Stopped: the destination asked for a pause or cannot be sent to, or the process is
+    /// stopping. What was not sent waits, queued.
+    Stopped,
+}
+
+/// What a round's new events came to.
+struct NewEvents {
+    /// No further event waited past the batch.
+    read_all: bool,
+    sending: Sending,
+}
+
+/// A round's sending to one destination: its settings and secrets, its retry schedule,
+/// its rate limit.
+struct Sender {
+    prepared: Result<Prepared, String>,
+    schedule: Schedule,
+    /// The time between two sends the destination's rate limit asks for.
+    spacing: Option<Duration>,
+}
+
+impl Sender {
+    async fn prepare(deliverer: &Deliverer, destination: &NotificationDestinationRecord) -> Sender {
+        Sender {
+            prepared: prepare(&deliverer.runtime, &deliverer.store, destination).await,
+            schedule: schedule(&deliverer.settings),
+            spacing: destination
+                .rate_limit_per_minute
+                .filter(|limit| *limit > 0)
+                .map(|limit| Duration::from_secs(60) / u32::try_from(limit).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// How long the rate limit wants before the next send (zero: now).
+    fn wait_before_send(&self, local: &Local) -> Duration {
+        match self.spacing {
+            Some(_) => local.next_send.saturating_duration_since(Instant::now()),
+            None => Duration::ZERO,
+        }
+    }
+
+    /// Sends `event` (or records why it cannot be read) as the delivery's attempt after
+    /// `attempts_before`, and judges it: its result, the pause the destination asked for,
+    /// and whether sending to the destination must stop for now.
+    async fn attempt(
+        &self,
+        transport: &Transport,
+        local: &mut Local,
+        event: Result<&Event, &String>,
+        attempts_before: i64,
+    ) -> (AttemptResult, Option<Timestamp>, bool) {
+        if let Some(spacing) = self.spacing {
+            local.next_send = Instant::now() + spacing;
+        }
+        let attempt = match (&self.prepared, event) {
+            (Ok(prepared), Ok(event)) => prepared.send(transport, event).await,
+            (Ok(_), Err(reason)) => Attempt::Refused {
+                reason: reason.clone(),
+            },
+            (Err(problem), _) => Attempt::TryAgain {
+                reason: problem.clone(),
+                retry_after: None,
+            },
+        };
+        let mask = |text: String| match &self.prepared {
+            Ok(prepared) => prepared.secrets.mask(text),
+            Err(_) => text,
+        };
+        let (result, pause) = judge(attempt, attempts_before, &self.schedule, Utc::now(), mask);
+        let must_wait = !matches!(result, AttemptResult::Delivered { .. });
+        let stop = must_wait && (pause.is_some() || self.prepared.is_err());
+        (result, pause, stop)
+    }
+}
+
+/// New deliveries not yet written, and the last event they cover.
+#[derive(Default)]
+struct Unwritten {
+    deliveries: Vec<NewDelivery>,
+    /// The cursor their write moves to.
+    through: i64,
+    /// When the first of them that was sent was sent.
+    since: Option<Instant>,
+}
+
+impl Unwritten {
+    fn add(&mut self, system_event_id: i64, delivery: NewDelivery, sent: bool) {
+        if sent {
+            self.since.get_or_insert_with(Instant::now);
+        }
+        self.deliveries.push(delivery);
+        self.through = system_event_id;
+    }
+
+    /// A sent delivery has waited `RECORD_WITHIN` for its write.
+    fn is_due(&self) -> bool {
+        self.since
+            .is_some_and(|since| since.elapsed() >= RECORD_WITHIN)
+    }
+
+    fn take(&mut self) -> Vec<NewDelivery> {
+        self.since = None;
+        std::mem::take(&mut self.deliveries)
     }
 }
 
@@ -536,12 +716,12 @@ impl Unrecorded {
 /// asked for. Reasons go through `mask` (secret values out).
 fn judge(
     attempt: Attempt,
-    delivery: &DeliveryRecord,
+    attempts_before: i64,
     schedule: &Schedule,
     now: Timestamp,
     mask: impl Fn(String) -> String,
 ) -> (AttemptResult, Option<Timestamp>) {
-    let attempts = u32::try_from(delivery.attempts + 1).unwrap_or(u32::MAX);
+    let attempts = u32::try_from(attempts_before + 1).unwrap_or(u32::MAX);
     match attempt {
         Attempt::Delivered { detail } => (AttemptResult::Delivered { detail }, None),
         Attempt::Refused { reason } => (
@@ -743,24 +923,6 @@ pub async fn send_test(
 mod tests {
     use super::*;
 
-    fn delivery(attempts: i64) -> DeliveryRecord {
-        DeliveryRecord {
-            id: 1,
-            destination_id: 1,
-            system_event_id: Some(1),
-            event_id: event_id(1).to_string(),
-            event: Value::Null,
-            state: sleuth_store::DeliveryState::Pending,
-            attempts,
-            next_attempt_at: Utc::now(),
-            last_error: None,
-            delivered_detail: None,
-            delivered_at: None,
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
-        }
-    }
-
     fn schedule() -> Schedule {
         Schedule {
             first_delay: Duration::from_secs(5),
@@ -776,14 +938,14 @@ mod tests {
             reason: "HTTP 503: down".into(),
             retry_after: None,
         };
-        let (first, pause) = judge(failed(), &delivery(0), &schedule(), now, |text| text);
+        let (first, pause) = judge(failed(), 0, &schedule(), now, |text| text);
         assert!(pause.is_none());
         let AttemptResult::Retry { retry_at, error } = first else {
             panic!("{first:?}");
         };
         assert_eq!(error, "HTTP 503: down");
         assert!(retry_at >= now + chrono::Duration::milliseconds(2500));
-        let (last, _) = judge(failed(), &delivery(2), &schedule(), now, |text| text);
+        let (last, _) = judge(failed(), 2, &schedule(), now, |text| text);
         assert_eq!(
             last,
             AttemptResult::Dead {
@@ -800,7 +962,7 @@ mod tests {
                 reason: "HTTP 429: slow down".into(),
                 retry_after: Some(Duration::from_secs(30)),
             },
-            &delivery(0),
+            0,
             &schedule(),
             now,
             |text| text,
@@ -813,7 +975,7 @@ mod tests {
             Attempt::Refused {
                 reason: "HTTP 404: token sk-secret-value unknown".into(),
             },
-            &delivery(0),
+            0,
             &schedule(),
             now,
             |text| text.replace("sk-secret-value", "***"),

@@ -11,7 +11,7 @@
 //! read nothing. Making an event from what was read is a pure function (`told_event`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use sleuth_domain::Outcome;
@@ -149,9 +149,25 @@ pub(crate) struct Told {
     /// For a close: the conclusion it closes, which the rule's conclusion filters judge
     /// (a destination is told of the close of what it was told of).
     closes: Option<Event>,
+    /// `event` as JSON text, made once for every destination that stores it.
+    json: OnceLock<String>,
 }
 
 impl Told {
+    fn new(event: Event, closes: Option<Event>) -> Told {
+        Told {
+            event,
+            closes,
+            json: OnceLock::new(),
+        }
+    }
+
+    /// The event as JSON text, as a delivery stores it.
+    pub(crate) fn json(&self) -> &str {
+        self.json
+            .get_or_init(|| serde_json::to_string(&self.event).unwrap_or_default())
+    }
+
     pub(crate) fn wanted_by(&self, rule: &Rule) -> bool {
         if !rule.matches(&self.event) {
             return false;
@@ -218,10 +234,7 @@ fn told_event(
     if name == triggers::INVESTIGATION_COMPLETED || closing.is_some() {
         let concluded = concluded_event(record, investigation?, base_url);
         let Some(reason) = closing else {
-            return Some(Told {
-                event: concluded,
-                closes: None,
-            });
+            return Some(Told::new(concluded, None));
         };
         let EventKind::InvestigationConcluded(conclusion) = &concluded.kind else {
             return None;
@@ -238,10 +251,7 @@ fn told_event(
                 link: conclusion.link.clone(),
             }),
         };
-        return Some(Told {
-            event: closed,
-            closes: Some(concluded),
-        });
+        return Some(Told::new(closed, Some(concluded)));
     }
     if name == sleuth_store::RESPONSE_ACTION_RUN_FAILED {
         return run_failed_event(record, investigation, base_url);
@@ -272,8 +282,8 @@ fn told_event(
         }
         _ => return None,
     };
-    Some(Told {
-        event: Event {
+    Some(Told::new(
+        Event {
             id: event_id(record.id),
             occurred_at: record.created_at,
             tenant: None,
@@ -283,8 +293,8 @@ fn told_event(
                 message,
             }),
         },
-        closes: None,
-    })
+        None,
+    ))
 }
 
 /// A failed response-action run as destinations are told of it. It belongs to the tenant
@@ -302,8 +312,8 @@ fn run_failed_event(
             .to_string()
     };
     let script_run_id = args.get("script_run_id").and_then(Value::as_i64)?;
-    Some(Told {
-        event: Event {
+    Some(Told::new(
+        Event {
             id: event_id(record.id),
             occurred_at: record.created_at,
             tenant: investigation.and_then(|investigation| investigation.tenant_id.clone()),
@@ -325,8 +335,8 @@ fn run_failed_event(
                 ),
             }),
         },
-        closes: None,
-    })
+        None,
+    ))
 }
 
 /// The conclusion of a stored investigation as destinations are told of it.

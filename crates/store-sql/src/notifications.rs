@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use sleuth_domain::{Entity, Outcome, Priority, Timestamp};
 use sleuth_store::{
     AttemptResult, DeliveryAttempt, DeliveryBatch, DeliveryQuery, DeliveryRecord, DeliveryState,
-    InvestigationToTell, NewNotificationDestination, NotificationDestinationChanges,
+    InvestigationToTell, NewDelivery, NewNotificationDestination, NotificationDestinationChanges,
     NotificationDestinationRecord, NotificationStore, StoreError, StoreResult,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -375,23 +375,44 @@ impl NotificationStore for SqlStore {
                     let mut sql = SqlBuilder::many(
                         self.dialect,
                         "INSERT INTO notification_deliveries (destination_id, system_event_id, \
-                         event_id, event, state, next_attempt_at, created_at, updated_at)",
+                         event_id, event, state, attempts, next_attempt_at, last_error, \
+                         delivered_detail, delivered_at, created_at, updated_at)",
                     );
-                    sql.value_rows(self.dialect, 8, chunk.len(), |sql, index| {
+                    sql.value_rows(self.dialect, 12, chunk.len(), |sql, index| {
                         let delivery = &chunk[index];
+                        let row = NewRow::of(delivery, batch.at);
                         sql.bind(batch.destination_id)?.push(", ");
                         sql.bind(delivery.system_event_id)?.push(", ");
                         sql.bind(delivery.event_id.clone())?.push(", ");
-                        sql.bind(delivery.event.to_string())?.push(", ");
-                        sql.bind(DeliveryState::Pending.as_str().to_string())?
-                            .push(", ");
+                        sql.bind(delivery.event.clone())?.push(", ");
+                        sql.bind(row.state.as_str().to_string())?.push(", ");
+                        sql.bind(row.attempts)?.push(", ");
+                        sql.bind(micros(row.next_attempt_at))?.push(", ");
+                        sql.bind(row.last_error)?.push(", ");
+                        sql.bind(row.delivered_detail)?.push(", ");
+                        sql.bind(row.delivered_at.map(micros))?.push(", ");
                         sql.bind(at)?.push(", ");
-                        sql.bind(at)?.push(", ");
-                        sql.bind(at)?;
+                        sql.bind(micros(row.updated_at))?;
                         Ok(())
                     })?;
                     sql.push(" ON CONFLICT (destination_id, system_event_id) DO NOTHING");
                     sql.build().execute(&mut *transaction).await.db()?;
+                }
+                let first_attempts = batch.deliveries.iter().filter_map(|delivery| {
+                    let first = delivery.first_attempt.as_ref()?;
+                    Some(Attempted {
+                        destination_id: batch.destination_id,
+                        result: &first.result,
+                        pause_destination_until: first.pause_destination_until,
+                        at: first.at,
+                    })
+                });
+                for (destination_id, change) in destination_changes(first_attempts) {
+                    change
+                        .apply(destination_id)
+                        .execute(&mut *transaction)
+                        .await
+                        .db()?;
                 }
                 transaction.commit().await.db()?;
                 Ok(())
@@ -442,22 +463,20 @@ impl NotificationStore for SqlStore {
                 }
                 // Attempts recorded late, on deliveries no longer pending (delivered or
                 // dead by whoever held the lease after us), change nothing.
-                for (destination_id, change) in destination_changes(attempts, &applied) {
-                    sqlx::query(
-                        "UPDATE notification_destinations SET \
-                         last_error = COALESCE($1, last_error), \
-                         last_error_at = COALESCE($2, last_error_at), \
-                         last_delivered_at = COALESCE($3, last_delivered_at), \
-                         paused_until = COALESCE($4, paused_until) WHERE id = $5",
-                    )
-                    .bind(change.last_error)
-                    .bind(change.last_error_at.map(micros))
-                    .bind(change.last_delivered_at.map(micros))
-                    .bind(change.paused_until.map(micros))
-                    .bind(destination_id)
-                    .execute(&mut *transaction)
-                    .await
-                    .db()?;
+                let recorded = attempts.iter().filter_map(|attempt| {
+                    Some(Attempted {
+                        destination_id: *applied.get(&attempt.delivery_id)?,
+                        result: &attempt.result,
+                        pause_destination_until: attempt.pause_destination_until,
+                        at: attempt.at,
+                    })
+                });
+                for (destination_id, change) in destination_changes(recorded) {
+                    change
+                        .apply(destination_id)
+                        .execute(&mut *transaction)
+                        .await
+                        .db()?;
                 }
                 transaction.commit().await.db()?;
                 Ok(())
@@ -597,6 +616,14 @@ fn record_deliveries(
     Ok(sql.build())
 }
 
+/// One attempt as the destination's record sees it: whose, how it ended, when.
+struct Attempted<'a> {
+    destination_id: i64,
+    result: &'a AttemptResult,
+    pause_destination_until: Option<Timestamp>,
+    at: Timestamp,
+}
+
 /// What a batch of attempts changes on a destination: what the last of them to set each
 /// field would have left, had they been recorded one by one.
 #[derive(Debug, Default, PartialEq)]
@@ -607,19 +634,36 @@ struct DestinationChange {
     paused_until: Option<Timestamp>,
 }
 
-/// Per destination, the change of the attempts that were `applied` (delivery id →
-/// destination id), in the attempts' order.
-fn destination_changes(
-    attempts: &[DeliveryAttempt],
-    applied: &HashMap<i64, i64>,
+impl DestinationChange {
+    /// The statement that writes the change on the destination, leaving the fields it does
+    /// not set as they are.
+    fn apply(
+        self,
+        destination_id: i64,
+    ) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
+        sqlx::query(
+            "UPDATE notification_destinations SET \
+             last_error = COALESCE($1, last_error), \
+             last_error_at = COALESCE($2, last_error_at), \
+             last_delivered_at = COALESCE($3, last_delivered_at), \
+             paused_until = COALESCE($4, paused_until) WHERE id = $5",
+        )
+        .bind(self.last_error)
+        .bind(self.last_error_at.map(micros))
+        .bind(self.last_delivered_at.map(micros))
+        .bind(self.paused_until.map(micros))
+        .bind(destination_id)
+    }
+}
+
+/// Per destination, the change of the `attempts`, in their order.
+fn destination_changes<'a>(
+    attempts: impl IntoIterator<Item = Attempted<'a>>,
 ) -> BTreeMap<i64, DestinationChange> {
     let mut changes: BTreeMap<i64, DestinationChange> = BTreeMap::new();
     for attempt in attempts {
-        let Some(destination_id) = applied.get(&attempt.delivery_id) else {
-            continue;
-        };
-        let change = changes.entry(*destination_id).or_default();
-        match &attempt.result {
+        let change = changes.entry(attempt.destination_id).or_default();
+        match attempt.result {
             AttemptResult::Delivered { .. } => change.last_delivered_at = Some(attempt.at),
             AttemptResult::Retry { error, .. } | AttemptResult::Dead { error } => {
                 change.last_error = Some(error.clone());
@@ -631,4 +675,131 @@ fn destination_changes(
         }
     }
     changes
+}
+
+/// The columns a new delivery is written with: pending and untried, or as its first
+/// attempt left it (the same columns `record_deliveries` sets after an attempt).
+#[derive(Debug, PartialEq)]
+struct NewRow {
+    state: DeliveryState,
+    attempts: i64,
+    next_attempt_at: Timestamp,
+    last_error: Option<String>,
+    delivered_detail: Option<String>,
+    delivered_at: Option<Timestamp>,
+    updated_at: Timestamp,
+}
+
+impl NewRow {
+    fn of(delivery: &NewDelivery, queued_at: Timestamp) -> NewRow {
+        let untried = NewRow {
+            state: DeliveryState::Pending,
+            attempts: 0,
+            next_attempt_at: queued_at,
+            last_error: None,
+            delivered_detail: None,
+            delivered_at: None,
+            updated_at: queued_at,
+        };
+        let Some(first) = &delivery.first_attempt else {
+            return untried;
+        };
+        let tried = NewRow {
+            attempts: 1,
+            next_attempt_at: first.at,
+            updated_at: first.at,
+            ..untried
+        };
+        match &first.result {
+            AttemptResult::Delivered { detail } => NewRow {
+                state: DeliveryState::Delivered,
+                delivered_detail: Some(detail.clone()),
+                delivered_at: Some(first.at),
+                ..tried
+            },
+            AttemptResult::Retry { error, retry_at } => NewRow {
+                last_error: Some(error.clone()),
+                next_attempt_at: *retry_at,
+                ..tried
+            },
+            AttemptResult::Dead { error } => NewRow {
+                state: DeliveryState::Dead,
+                last_error: Some(error.clone()),
+                ..tried
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use sleuth_store::FirstAttempt;
+
+    fn new_delivery(first_attempt: Option<FirstAttempt>) -> NewDelivery {
+        NewDelivery {
+            system_event_id: 7,
+            event_id: "e".into(),
+            event: "{}".into(),
+            first_attempt,
+        }
+    }
+
+    #[test]
+    fn a_new_delivery_is_written_as_its_first_attempt_left_it() {
+        let queued = Utc::now();
+        let tried = queued + chrono::Duration::milliseconds(40);
+        let retry_at = tried + chrono::Duration::seconds(5);
+        let first = |result| {
+            Some(FirstAttempt {
+                result,
+                pause_destination_until: None,
+                at: tried,
+            })
+        };
+        let untried = NewRow::of(&new_delivery(None), queued);
+        assert_eq!(
+            (untried.state, untried.attempts, untried.next_attempt_at),
+            (DeliveryState::Pending, 0, queued)
+        );
+        let delivered = NewRow::of(
+            &new_delivery(first(AttemptResult::Delivered {
+                detail: "HTTP 200".into(),
+            })),
+            queued,
+        );
+        assert_eq!(
+            delivered,
+            NewRow {
+                state: DeliveryState::Delivered,
+                attempts: 1,
+                next_attempt_at: tried,
+                last_error: None,
+                delivered_detail: Some("HTTP 200".into()),
+                delivered_at: Some(tried),
+                updated_at: tried,
+            }
+        );
+        let retried = NewRow::of(
+            &new_delivery(first(AttemptResult::Retry {
+                error: "HTTP 503".into(),
+                retry_at,
+            })),
+            queued,
+        );
+        assert_eq!(
+            (retried.state, retried.attempts, retried.next_attempt_at),
+            (DeliveryState::Pending, 1, retry_at)
+        );
+        assert_eq!(retried.last_error.as_deref(), Some("HTTP 503"));
+        let dead = NewRow::of(
+            &new_delivery(first(AttemptResult::Dead {
+                error: "refused: HTTP 404".into(),
+            })),
+            queued,
+        );
+        assert_eq!((dead.state, dead.attempts), (DeliveryState::Dead, 1));
+        assert_eq!(dead.delivered_at, None);
+    }
 }

@@ -6,8 +6,10 @@
 //! events commit together. Each destination keeps a cursor into it; the deliverer holding
 //! the destination's lease turns the events past the cursor into delivery rows and moves
 //! the cursor in one transaction ([`NotificationStore::queue_notification_deliveries`]),
-//! so an event is queued for a destination exactly once and never skipped. A delivery is
-//! retried until the destination takes it or the schedule runs out (then it is `dead`,
+//! so an event is queued for a destination exactly once and never skipped. A new event is
+//! usually sent before its row is written, the row then written with what came of that
+//! first attempt (a process killed in between leaves the cursor where it was: the event
+//! is sent again). A delivery is retried until the destination takes it or the schedule runs out (then it is `dead`,
 //! with its reason, and can be sent again by hand).
 //!
 //! Secrets (URLs with tokens, routing keys, passwords, signing keys) are never stored
@@ -115,8 +117,20 @@ pub struct NewDelivery {
     pub system_event_id: i64,
     /// The event's idempotency id, the same on every attempt.
     pub event_id: String,
-    /// `sleuth_notify::Event` as JSON: what is rendered on every attempt.
-    pub event: serde_json::Value,
+    /// `sleuth_notify::Event` as JSON text: what is rendered on every attempt.
+    pub event: String,
+    /// Its first attempt, when the deliverer made it before writing the delivery; `None`
+    /// writes the delivery pending and untried.
+    pub first_attempt: Option<FirstAttempt>,
+}
+
+/// What came of a new delivery's first attempt, made before its row was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstAttempt {
+    pub result: AttemptResult,
+    /// The destination asked for a pause (429 and `Retry-After`).
+    pub pause_destination_until: Option<Timestamp>,
+    pub at: Timestamp,
 }
 
 /// The events a deliverer found past a destination's cursor, with the cursor past them.
@@ -273,7 +287,9 @@ pub trait NotificationStore {
         token: &str,
     ) -> StoreResult<()>;
     /// Inserts the batch's deliveries (an event already queued for the destination is not
-    /// queued twice) and moves the cursor, in one transaction. `Rejected`, with nothing
+    /// queued twice), each in the state its first attempt left it (pending when untried),
+    /// records those attempts on the destination as `record_notification_attempts` does,
+    /// and moves the cursor, in one transaction. `Rejected`, with nothing
     /// written, when the lease is no longer `lease_token`'s.
     async fn queue_notification_deliveries(&self, batch: &DeliveryBatch) -> StoreResult<()>;
     /// Up to `limit` pending deliveries of the destination whose time has come, the

@@ -2,7 +2,7 @@
 //! read and changed; a destination's cursor starting at the newest system event and moving
 //! with the deliveries queued before it (a lost lease writes nothing, an event is queued
 //! once); attempts that retry, deliver or dead-letter a delivery, one by one or in a
-//! batch; a dead delivery sent again; one deliverer at a time. A backend's contract binary runs it with
+//! batch, or before the delivery is written; a dead delivery sent again; one deliverer at a time. A backend's contract binary runs it with
 //! `notification_contract_tests!(an async expression opening a fresh store)`.
 
 use std::sync::Arc;
@@ -21,6 +21,7 @@ macro_rules! notification_contract_tests {
             queued_deliveries_move_the_cursor_once_and_a_lost_lease_writes_nothing,
             attempts_retry_deliver_or_dead_letter_and_a_dead_delivery_is_sent_again,
             a_batch_of_attempts_is_recorded_as_if_one_by_one,
+            deliveries_sent_before_their_write_are_written_as_their_attempt_left_them,
             many_deliveries_are_queued_at_once_in_event_order,
             concluded_investigations_are_read_as_destinations_are_told_of_them,
             one_deliverer_holds_a_destination_at_a_time,
@@ -70,7 +71,8 @@ fn delivery(system_event_id: i64) -> NewDelivery {
     NewDelivery {
         system_event_id,
         event_id: format!("event-{system_event_id}"),
-        event: json!({"id": format!("event-{system_event_id}")}),
+        event: json!({"id": format!("event-{system_event_id}")}).to_string(),
+        first_attempt: None,
     }
 }
 
@@ -506,6 +508,139 @@ pub async fn a_batch_of_attempts_is_recorded_as_if_one_by_one(store: Arc<dyn Sto
     assert_eq!((dead.state, dead.delivered_at), (DeliveryState::Dead, None));
     assert_eq!(dead.last_error.as_deref(), Some("HTTP 404: no such hook"));
     assert_eq!(by_id(due[3].id).delivered_at, Some(time(4)));
+}
+
+/// The deliverer's usual way: a new event is sent first, and its delivery written once,
+/// with the cursor, as the attempt left it; the destination records the attempts as if
+/// they had been recorded one by one.
+pub async fn deliveries_sent_before_their_write_are_written_as_their_attempt_left_them(
+    store: Arc<dyn Store>,
+) {
+    let id = leased(&store, "soc-webhook", "mine").await;
+    let tried = |mut delivery: NewDelivery, result: AttemptResult, pause, at| {
+        delivery.first_attempt = Some(FirstAttempt {
+            result,
+            pause_destination_until: pause,
+            at,
+        });
+        delivery
+    };
+    let delivered = |detail: &str| AttemptResult::Delivered {
+        detail: detail.into(),
+    };
+    store
+        .queue_notification_deliveries(&DeliveryBatch {
+            destination_id: id,
+            lease_token: "mine".into(),
+            cursor: 5,
+            deliveries: vec![
+                tried(delivery(1), delivered("HTTP 204"), None, time(2)),
+                tried(
+                    delivery(2),
+                    AttemptResult::Dead {
+                        error: "refused: HTTP 404: no such hook".into(),
+                    },
+                    None,
+                    time(3),
+                ),
+                tried(delivery(3), delivered("HTTP 200"), None, time(4)),
+                tried(
+                    delivery(4),
+                    AttemptResult::Retry {
+                        error: "HTTP 429: slow down".into(),
+                        retry_at: time(9),
+                    },
+                    Some(time(9)),
+                    time(5),
+                ),
+                // Not sent: the destination asked for a pause.
+                delivery(5),
+            ],
+            at: time(1),
+        })
+        .await
+        .unwrap();
+
+    let destination = store.get_notification_destination(id).await.unwrap();
+    assert_eq!(destination.cursor, 5);
+    assert_eq!(
+        (destination.pending, destination.delivered, destination.dead),
+        (2, 2, 1)
+    );
+    assert_eq!(destination.last_delivered_at, Some(time(4)));
+    assert_eq!(
+        destination.last_error.as_deref(),
+        Some("HTTP 429: slow down")
+    );
+    assert_eq!(destination.last_error_at, Some(time(5)));
+    assert_eq!(destination.paused_until, Some(time(9)));
+
+    // Due now: the untried one only; the retry when its time comes.
+    let due_now = store
+        .due_notification_deliveries(id, time(6), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        due_now
+            .iter()
+            .map(|d| (d.system_event_id, d.attempts))
+            .collect::<Vec<_>>(),
+        vec![(Some(5), 0)]
+    );
+    let due_later = store
+        .due_notification_deliveries(id, time(9), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        due_later
+            .iter()
+            .map(|d| (d.system_event_id, d.attempts))
+            .collect::<Vec<_>>(),
+        vec![(Some(5), 0), (Some(4), 1)]
+    );
+    assert_eq!(due_later[1].event, json!({"id": "event-4"}));
+
+    let all = store
+        .list_notification_deliveries(&DeliveryQuery {
+            destination_id: id,
+            state: None,
+            before_id: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    let of = |system_event_id: i64| {
+        all.iter()
+            .find(|d| d.system_event_id == Some(system_event_id))
+            .unwrap()
+    };
+    let first = of(1);
+    assert_eq!(
+        (first.state, first.attempts, first.delivered_at),
+        (DeliveryState::Delivered, 1, Some(time(2)))
+    );
+    assert_eq!(first.delivered_detail.as_deref(), Some("HTTP 204"));
+    assert_eq!(first.last_error, None);
+    let dead = of(2);
+    assert_eq!(
+        (dead.state, dead.attempts, dead.delivered_at),
+        (DeliveryState::Dead, 1, None)
+    );
+    assert_eq!(
+        dead.last_error.as_deref(),
+        Some("refused: HTTP 404: no such hook")
+    );
+    let retried = of(4);
+    assert_eq!(
+        (retried.state, retried.next_attempt_at),
+        (DeliveryState::Pending, time(9))
+    );
+    assert_eq!(retried.last_error.as_deref(), Some("HTTP 429: slow down"));
+    let untried = of(5);
+    assert_eq!(
+        (untried.state, untried.attempts, untried.next_attempt_at),
+        (DeliveryState::Pending, 0, time(1))
+    );
 }
 
 pub async fn many_deliveries_are_queued_at_once_in_event_order(store: Arc<dyn Store>) {

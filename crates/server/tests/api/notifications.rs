@@ -3,7 +3,9 @@
 //! receivers on loopback of real conclusions: a webhook receiver that checks every
 //! signature as a receiver writes it and drops repeated event ids, down for 30 seconds
 //! and then back; destinations that are unreachable or answer 500 forever, which end dead
-//! with their reason while another keeps delivering; PagerDuty resolving on a close.
+//! with their reason while another keeps delivering; a receiver's 429 with `Retry-After`
+//! pausing its destination, and a rate limit spacing the sends; PagerDuty resolving on a
+//! close.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
@@ -424,6 +426,12 @@ with_fast_delivery!(
     200,
     3
 );
+// Waits capped at two seconds: above the receiver's one-second `Retry-After`.
+with_fast_delivery!(
+    a_429_pauses_the_destination_and_its_rate_limit_spaces_the_sends,
+    2000,
+    5
+);
 with_fast_delivery!(
     pagerduty_is_paged_on_a_conclusion_and_resolved_when_marked_a_false_alert,
     200,
@@ -488,6 +496,131 @@ async fn every_conclusion_reaches_a_receiver_that_was_down_for_30_seconds(app: T
         "the outage's reason is kept, without the URL: {:?}",
         destination.last_error
     );
+}
+
+/// The sends a receiver took, in order: when, and which event.
+type Arrivals = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// A receiver that answers its fourth request 429 with `Retry-After: 1`, the others 200.
+async fn busy_once_receiver() -> (u16, Arrivals) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let arrivals = Arrivals::default();
+    let seen = arrivals.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let seen = seen.clone();
+                async move {
+                    let event_id = request
+                        .headers()
+                        .get("X-Sleuth-Event-Id")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let fourth = {
+                        let mut arrivals = seen.lock().unwrap();
+                        arrivals.push((Instant::now(), event_id));
+                        arrivals.len() == 4
+                    };
+                    let answer = if fourth {
+                        Response::builder()
+                            .status(429)
+                            .header("Retry-After", "1")
+                            .body(Full::new(Bytes::from_static(b"{\"error\":\"slow down\"}")))
+                    } else {
+                        Response::builder()
+                            .status(200)
+                            .body(Full::new(Bytes::new()))
+                    };
+                    Ok::<_, Infallible>(answer.unwrap())
+                }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+    (port, arrivals)
+}
+
+/// Six events concluded before the deliverer starts: the fourth send is answered 429,
+/// which pauses the destination for the second it asks (the rest of the round waits,
+/// queued); then everything goes out. No two sends, new or queued, come closer than the
+/// destination's rate limit.
+async fn a_429_pauses_the_destination_and_its_rate_limit_spaces_the_sends(app: TestApp) {
+    let (port, arrivals) = busy_once_receiver().await;
+    let destination = webhook_to(&app, "paced", port).await;
+    let path = format!("{DESTINATIONS}/{destination}");
+    // 1,200 a minute: one send every 50 ms at most.
+    let changed = app
+        .patch(
+            &path,
+            &app.admin_key,
+            &json!({"rate_limit_per_minute": 1200}),
+        )
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    conclude(&app, "paced", 6).await;
+    let _deliverer = deliver(&app);
+    wait_for(&app, destination, Duration::from_secs(20), |counts| {
+        counts.get("delivered") == Some(&6)
+    })
+    .await;
+
+    let arrivals = arrivals.lock().unwrap().clone();
+    assert_eq!(
+        arrivals.len(),
+        7,
+        "six events, one sent twice: {arrivals:?}"
+    );
+    let (refused_at, refused_event) = arrivals[3].clone();
+    assert!(
+        arrivals[4].0 - refused_at >= Duration::from_millis(950),
+        "nothing is sent during the pause the receiver asked for: {:?}",
+        arrivals[4].0 - refused_at
+    );
+    for pair in arrivals.windows(2) {
+        assert!(
+            pair[1].0 - pair[0].0 >= Duration::from_millis(45),
+            "sends closer than the rate limit: {:?}",
+            pair[1].0 - pair[0].0
+        );
+    }
+    let delivered = deliveries(&app, destination, None).await;
+    let ids: BTreeSet<&str> = arrivals.iter().map(|(_, id)| id.as_str()).collect();
+    assert_eq!(ids.len(), 6);
+    for delivery in &delivered {
+        let expected = if delivery.event_id == refused_event {
+            2
+        } else {
+            1
+        };
+        assert_eq!(
+            (delivery.state, delivery.attempts),
+            (DeliveryState::Delivered, expected),
+            "{delivery:?}"
+        );
+    }
+    let destination = app
+        .store
+        .get_notification_destination(destination)
+        .await
+        .unwrap();
+    assert!(
+        destination
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.starts_with("HTTP 429")),
+        "{:?}",
+        destination.last_error
+    );
+    assert!(destination.paused_until.is_some());
 }
 
 /// The idempotency ids of a destination's deliveries.
