@@ -5,28 +5,31 @@
 //! conclusion (`finish_batch`). Every process that runs the deliverer leases each enabled
 //! destination (one deliverer per destination across processes), then, in rounds:
 //!
-//! 1. reads the system events past the destination's cursor, up to the first gap in their
+//! 1. sends the deliveries queued earlier that are due (retries, and events queued
+//!    untried), one at a time, and records the attempts together (`Unrecorded`):
+//!    delivered; tried again per the retry schedule (doubling, with jitter); or
+//!    dead-lettered with the reason once the schedule runs out or the destination
+//!    refuses for good. A 429 with `Retry-After` pauses the destination for that long;
+//! 2. reads the system events past the destination's cursor, up to the first gap in their
 //!    ids (`event_horizon`: a smaller id may still commit), turns each into a
 //!    `sleuth_notify::Event` with a stable idempotency id (read and made once per process
 //!    for all its destinations, of the kinds ever told only, `notify_events`), keeps
-//!    those its rule matches, and stores them as
-//!    pending deliveries together with the cursor past them, in one transaction: an event
-//!    is queued once and never skipped;
-//! 2. sends the deliveries that are due, one at a time, rendered in the destination's
-//!    shape with its secrets opened from the secret store for the round, and records the
-//!    attempts together (`Unrecorded`): delivered; tried again per the retry schedule
-//!    (doubling, with jitter); or dead-lettered with the reason once the schedule runs out
-//!    or the destination refuses for good. A 429 with `Retry-After` pauses the
-//!    destination for that long.
+//!    those its rule matches, sends each at once, and writes their deliveries, each as
+//!    its first attempt left it, together with the cursor past them, in one transaction
+//!    (`Unwritten`): an event is queued once and never skipped. What a pause or a
+//!    shutdown leaves unsent is written pending, for step 1.
+//!
+//! Every send is rendered in the destination's shape with its secrets opened from the
+//! secret store for the round, and spaced by the destination's rate limit.
 //!
 //! Why rounds and batches: the pipeline's writes and the deliverer's share the database
 //! (on SQLite, one writer at a time), so a delivery that cost a write transaction of its
 //! own, and a read of its whole investigation per destination, slowed the investigations
 //! it reported on. A round costs a handful of statements, whatever its size.
 //!
-//! A process killed between a send and its record leaves the delivery pending: the next
-//! holder of the lease sends it again, with the same idempotency id, which receivers use
-//! to drop the repeat. Reasons recorded never hold a secret: URLs are left out of HTTP
+//! A process killed between a send and its record leaves the cursor before the event, or
+//! the delivery pending: the next holder of the lease sends it again, with the same
+//! idempotency id, which receivers use to drop the repeat. Reasons recorded never hold a secret: URLs are left out of HTTP
 //! errors and secret values are masked.
 
 use std::collections::{BTreeMap, BTreeSet};
