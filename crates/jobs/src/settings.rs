@@ -302,7 +302,9 @@ pub struct NotificationSettings {
     pub retry_max_delay_ms: u64,
     /// Attempts in all before a delivery is dead-lettered.
     pub retry_max_attempts: u32,
-    /// Events read, and deliveries sent, per destination per round at most.
+    /// Events read, and deliveries sent, per destination per round at most. A busy
+    /// destination writes once a round, and each write takes the database's write turn
+    /// from the pipeline (on SQLite, one writer at a time): large rounds keep those few.
     pub batch: u32,
     /// Delivered deliveries are deleted from the log this many days after delivery
     /// (pending and dead ones stay until handled); 0 keeps them forever.
@@ -318,7 +320,7 @@ impl Default for NotificationSettings {
             retry_first_delay_ms: 5000,
             retry_max_delay_ms: 3_600_000,
             retry_max_attempts: 12,
-            batch: 100,
+            batch: 1000,
             keep_delivered_days: 30,
         }
     }
