@@ -21,6 +21,9 @@
 //!    two destinations: the statements a delivery costs. A separate pass, because logging
 //!    every statement costs CPU the timed drains must not pay.
 //!
+//! Step 2 runs BENCH_REPEATS pairs (default 3), alternated, and prints each pair's ratio,
+//! the ratio of the summed CPU and the median pair: one pair moves by more than the bound.
+//!
 //! `cargo bench -p sleuth-cli --bench notify` (BENCH_ALERTS; BENCH_SEED; BENCH_IDLE_SECONDS,
 //! 0 skips the idle count; BENCH_STATEMENT_ALERTS; BENCH_SLEUTH_BIN runs another build of
 //! the binary, e.g. an older one to compare with).
@@ -416,6 +419,8 @@ fn main() {
     let seed = env_number("BENCH_SEED", 25);
     let idle_seconds = env_number("BENCH_IDLE_SECONDS", 60);
     let statement_alerts = env_number("BENCH_STATEMENT_ALERTS", 2_000);
+    // One pair's ratio moves by ±0.15 on this machine: the bound wants several.
+    let repeats = env_number("BENCH_REPEATS", 3).max(1);
     println!(
         "notify bench: {} on SQLite over HTTP on loopback, {} cores, load {}",
         support::sleuth_binary().display(),
@@ -448,35 +453,54 @@ fn main() {
         if alerts == 0 {
             return;
         }
-        let without = drain_once(false, alerts, seed, false).await;
+        let mut ratios = Vec::new();
+        let (mut cpu_without, mut cpu_with) = (0.0, 0.0);
+        let mut slowest_without = f64::MAX;
+        for pair in 1..=repeats {
+            let without = drain_once(false, alerts, seed, false).await;
+            println!(
+                "[{pair}/{repeats}] no destination: {} concluded in {:.1} s ({:.0}/s), CPU {:.3} ms per investigation, load {}",
+                without.concluded,
+                without.drain_seconds,
+                without.concluded as f64 / without.drain_seconds,
+                per_investigation_ms(without.drain_cpu, without.concluded),
+                load_average()
+            );
+            let with = drain_once(true, alerts, seed, false).await;
+            println!(
+                "[{pair}/{repeats}] two destinations: {} concluded in {:.1} s ({:.0}/s), every one delivered to both after {:.1} s; \
+                 CPU {:.3} ms per investigation to the empty queue, {:.3} ms with every delivery, load {}",
+                with.concluded,
+                with.drain_seconds,
+                with.concluded as f64 / with.drain_seconds,
+                with.total_seconds,
+                per_investigation_ms(with.drain_cpu, with.concluded),
+                per_investigation_ms(with.total_cpu, with.concluded),
+                load_average()
+            );
+            let base = per_investigation_ms(without.total_cpu, without.concluded);
+            let told = per_investigation_ms(with.total_cpu, with.concluded);
+            println!(
+                "[{pair}/{repeats}] CPU per investigation, with / without destinations: \
+                 {told:.3} / {base:.3} ms = {:.3}",
+                told / base
+            );
+            ratios.push(told / base);
+            cpu_without += base;
+            cpu_with += told;
+            slowest_without =
+                slowest_without.min(without.concluded as f64 / without.drain_seconds);
+        }
+        ratios.sort_by(f64::total_cmp);
         println!(
-            "no destination: {} concluded in {:.1} s ({:.0}/s), CPU {:.3} ms per investigation, load {}",
-            without.concluded,
-            without.drain_seconds,
-            without.concluded as f64 / without.drain_seconds,
-            per_investigation_ms(without.drain_cpu, without.concluded),
-            load_average()
+            "CPU per investigation, with / without two destinations, {repeats} alternated \
+             pair(s): summed {:.3}, median pair {:.3}, pairs {:.3}..{:.3} (the issue's bound: 1.10)",
+            cpu_with / cpu_without,
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
         );
-        let with = drain_once(true, alerts, seed, false).await;
-        println!(
-            "two destinations: {} concluded in {:.1} s ({:.0}/s), every one delivered to both after {:.1} s; \
-             CPU {:.3} ms per investigation to the empty queue, {:.3} ms with every delivery, load {}",
-            with.concluded,
-            with.drain_seconds,
-            with.concluded as f64 / with.drain_seconds,
-            with.total_seconds,
-            per_investigation_ms(with.drain_cpu, with.concluded),
-            per_investigation_ms(with.total_cpu, with.concluded),
-            load_average()
-        );
-        let base = per_investigation_ms(without.total_cpu, without.concluded);
-        let told = per_investigation_ms(with.total_cpu, with.concluded);
-        println!(
-            "CPU per investigation, with / without destinations: {told:.3} / {base:.3} ms = {:.3} \
-             (the issue's bound: 1.10)",
-            told / base
-        );
-        if without.concluded as f64 / without.drain_seconds < 1000.0 {
+        if slowest_without < 1000.0 {
             println!(
                 "this machine drains below 1,000 investigations a second: the figures are at \
                  the rate it reached"
