@@ -29,8 +29,8 @@
 //!
 //! A process killed between a send and its record leaves the cursor before the event, or
 //! the delivery pending: the next holder of the lease sends it again, with the same
-//! idempotency id, which receivers use to drop the repeat. Reasons recorded never hold a secret: URLs are left out of HTTP
-//! errors and secret values are masked.
+//! idempotency id, which receivers use to drop the repeat. Reasons recorded never hold a
+//! secret: URLs are left out of HTTP errors and secret values are masked.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -412,7 +412,7 @@ impl Deliverer {
         } else {
             None
         };
-        let mut sending = if sender.is_some() {
+        let mut sending = if may_send {
             Sending::Done
         } else {
             Sending::Stopped
