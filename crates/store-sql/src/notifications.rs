@@ -407,13 +407,7 @@ impl NotificationStore for SqlStore {
                         at: first.at,
                     })
                 });
-                for (destination_id, change) in destination_changes(first_attempts) {
-                    change
-                        .apply(destination_id)
-                        .execute(&mut *transaction)
-                        .await
-                        .db()?;
-                }
+                write_destination_changes(&mut transaction, first_attempts).await?;
                 transaction.commit().await.db()?;
                 Ok(())
             })
@@ -471,13 +465,7 @@ impl NotificationStore for SqlStore {
                         at: attempt.at,
                     })
                 });
-                for (destination_id, change) in destination_changes(recorded) {
-                    change
-                        .apply(destination_id)
-                        .execute(&mut *transaction)
-                        .await
-                        .db()?;
-                }
+                write_destination_changes(&mut transaction, recorded).await?;
                 transaction.commit().await.db()?;
                 Ok(())
             })
@@ -654,6 +642,21 @@ impl DestinationChange {
         .bind(self.paused_until.map(micros))
         .bind(destination_id)
     }
+}
+
+/// Records `attempts` on their destinations (`destination_changes`), in `transaction`.
+async fn write_destination_changes<'a>(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Any>,
+    attempts: impl IntoIterator<Item = Attempted<'a>>,
+) -> StoreResult<()> {
+    for (destination_id, change) in destination_changes(attempts) {
+        change
+            .apply(destination_id)
+            .execute(&mut **transaction)
+            .await
+            .db()?;
+    }
+    Ok(())
 }
 
 /// Per destination, the change of the `attempts`, in their order.

@@ -9,8 +9,8 @@
 //! so an event is queued for a destination exactly once and never skipped. A new event is
 //! usually sent before its row is written, the row then written with what came of that
 //! first attempt (a process killed in between leaves the cursor where it was: the event
-//! is sent again). A delivery is retried until the destination takes it or the schedule runs out (then it is `dead`,
-//! with its reason, and can be sent again by hand).
+//! is sent again). A delivery is retried until the destination takes it or the schedule
+//! runs out (then it is `dead`, with its reason, and can be sent again by hand).
 //!
 //! Secrets (URLs with tokens, routing keys, passwords, signing keys) are never stored
 //! here: the settings name secrets of the sealed secret store.

@@ -21,9 +21,9 @@ pub struct HttpMessage {
 }
 
 impl HttpMessage {
-    fn json(body: &serde_json::Value) -> HttpMessage {
+    fn json(body: &impl serde::Serialize) -> HttpMessage {
         HttpMessage {
-            body: body.to_string().into_bytes(),
+            body: serde_json::to_vec(body).unwrap_or_default(),
             headers: vec![("Content-Type", "application/json".to_string())],
         }
     }

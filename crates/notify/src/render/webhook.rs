@@ -49,10 +49,7 @@ pub fn render(event: &Event, secret: &[u8], timestamp: i64) -> HttpMessage {
         tenant: &event.tenant,
         data,
     };
-    let mut message = HttpMessage {
-        body: serde_json::to_vec(&body).unwrap_or_default(),
-        headers: vec![("Content-Type", "application/json".to_string())],
-    };
+    let mut message = HttpMessage::json(&body);
     message.headers.push((
         signature::HEADER,
         signature::sign(secret, timestamp, &message.body),
