@@ -16,6 +16,7 @@ pub mod event_horizon;
 pub mod firing;
 pub mod intake;
 pub mod metrics;
+pub mod notify_conclusions;
 pub mod notify_delivery;
 pub mod notify_destination;
 mod notify_events;

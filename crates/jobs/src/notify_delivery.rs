@@ -163,6 +163,9 @@ pub async fn run(runtime: Runtime, store: Arc<dyn Store>, mut shutdown: watch::R
         }
         match store.notification_destinations_to_deliver().await {
             Ok(destinations) => {
+                runtime
+                    .recent_conclusions()
+                    .set_wanted(destinations.iter().any(|destination| destination.enabled));
                 for destination in destinations {
                     let now = Utc::now();
                     if locked(&delivering).contains(&destination.id) {
@@ -401,7 +404,14 @@ impl Deliverer {
         let base_url = crate::firing::base_url(&self.runtime);
         let told = self
             .told
-            .of(self.store.as_ref(), cursor, through, &ids, &base_url)
+            .of(
+                self.store.as_ref(),
+                cursor,
+                through,
+                &ids,
+                &base_url,
+                self.runtime.recent_conclusions(),
+            )
             .await?;
         let wanted: Vec<(i64, Arc<Told>)> = told
             .into_iter()

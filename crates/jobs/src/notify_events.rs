@@ -21,6 +21,7 @@ use sleuth_notify::{
 use sleuth_store::{InvestigationToTell, Store, StoreResult, SystemEventRecord, SystemEventsAfter};
 use uuid::Uuid;
 
+use crate::notify_conclusions::RecentConclusions;
 use crate::trigger_catalog as triggers;
 
 /// The namespace of event idempotency ids: an event's id is derived from its system
@@ -61,8 +62,8 @@ impl ToldEvents {
     /// The events told for the system events after `after_id` through `through_id`, by
     /// system event id, in id order. `ids` are the ids the caller saw in that span; those
     /// not yet made are read (in one statement, with the investigations they name in one
-    /// more) and made, once per process: a destination that finds them all made reads
-    /// nothing.
+    /// more, but for the conclusions found in `recent`) and made, once per process: a
+    /// destination that finds them all made reads nothing.
     pub(crate) async fn of(
         &self,
         store: &dyn Store,
@@ -70,6 +71,7 @@ impl ToldEvents {
         through_id: i64,
         ids: &[i64],
         base_url: &str,
+        recent: &RecentConclusions,
     ) -> StoreResult<Vec<(i64, Arc<Told>)>> {
         let mut made = self.made.lock().await;
         let unmade_ids = unmade(ids, after_id, through_id, |id| made.contains_key(&id));
@@ -81,22 +83,28 @@ impl ToldEvents {
             .iter()
             .filter(|record| !made.contains_key(&record.id))
             .collect();
+        // Conclusions this process's workers handed over are not read back.
+        let mut investigations: HashMap<i64, InvestigationToTell> = HashMap::new();
+        for record in &unmade {
+            if record.trigger_name == triggers::INVESTIGATION_COMPLETED
+                && let Some(investigation_id) = record.investigation_id
+                && let Some(told) = recent.take(investigation_id, record.created_at)
+            {
+                investigations.insert(investigation_id, told);
+            }
+        }
         let mut wanted: Vec<i64> = unmade
             .iter()
             .filter_map(|record| investigation_needed(record))
+            .filter(|id| !investigations.contains_key(id))
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let investigations: HashMap<i64, InvestigationToTell> = if wanted.is_empty() {
-            HashMap::new()
-        } else {
-            store
-                .investigations_to_tell(&wanted)
-                .await?
-                .into_iter()
-                .map(|investigation| (investigation.investigation_id, investigation))
-                .collect()
-        };
+        if !wanted.is_empty() {
+            for investigation in store.investigations_to_tell(&wanted).await? {
+                investigations.insert(investigation.investigation_id, investigation);
+            }
+        }
         for record in unmade {
             let told = told_event(record, &investigations, base_url).map(Arc::new);
             made.insert(record.id, told);

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use sleuth_domain::{
     Canceled, Evidence, Facts, Finding, FindingOutcome, History, InvestigationResult, Outcome,
-    ParsedAlert, Priority, Strategy, StrategyEffects, Timestamp,
+    Priority, Strategy, StrategyEffects, Timestamp,
 };
 use sleuth_engine::EngineInput;
 use sleuth_store::{
-    ClaimedJob, Finish, Finished, GuardWindows, HistoryQuery, InvestigationRecord, JobEnd,
-    JobInput, NextClaim, Store, StoreResult,
+    AlertRecord, ClaimedJob, Finish, Finished, GuardWindows, HistoryQuery, InvestigationRecord,
+    JobEnd, JobInput, NextClaim, Store, StoreResult,
 };
 
 use crate::runtime::Runtime;
@@ -35,6 +35,10 @@ pub async fn run_job(
     next: Option<NextClaim>,
 ) -> StoreResult<Finished> {
     let (finish, alert) = decide(runtime, store, job, strategies).await?;
+    let tenant_union = alert
+        .as_ref()
+        .map(|record| record.tenant_union.display_name.clone());
+    let alert = alert.map(|record| record.parsed);
     let alert_entities = alert.as_ref().map_or(&[][..], |alert| &alert.entities[..]);
     let system_events =
         crate::firing::investigation_events(job.investigation_id, &finish, alert_entities);
@@ -45,15 +49,35 @@ pub async fn run_job(
         Finish::Completed { .. } => &runtime.metrics().investigations_completed,
         Finish::Stopped { .. } => &runtime.metrics().investigations_failed,
     };
+    let at = chrono::Utc::now();
+    let alert = alert.map(Arc::new);
+    // What destinations are told of the conclusion, from what is in hand, for this
+    // process's deliverer: kept once the conclusion is stored (`notify_conclusions`).
+    let to_tell = match (&finish, &alert, &tenant_union) {
+        (Finish::Completed { result, .. }, Some(alert), Some(tenant_union))
+            if runtime.recent_conclusions().wanted() =>
+        {
+            Some(crate::notify_conclusions::to_tell(
+                job.investigation_id,
+                alert,
+                tenant_union,
+                result,
+            ))
+        }
+        _ => None,
+    };
     let end = JobEnd {
         system_events,
         finish,
-        at: chrono::Utc::now(),
+        at,
         next,
-        alert: alert.map(Arc::new),
+        alert,
     };
     let finished = store.finish_job_and_claim(job, end).await?;
     if finished.stored {
+        if let Some(to_tell) = to_tell {
+            runtime.recent_conclusions().remember(at, to_tell);
+        }
         crate::firing::investigation_finished(runtime, store, job.investigation_id, triggers);
         counter.inc();
     }
@@ -65,7 +89,7 @@ async fn decide(
     store: &Arc<dyn Store>,
     job: &ClaimedJob,
     strategies: &[Strategy],
-) -> StoreResult<(Finish, Option<ParsedAlert>)> {
+) -> StoreResult<(Finish, Option<AlertRecord>)> {
     let settings = runtime.settings();
     let max_attempts = i64::from(settings.workers.max_attempts.max(1));
     if job.attempt > max_attempts {
@@ -101,7 +125,7 @@ async fn decide(
     let input = store.load_job(job, windows).await?;
     if guards.burst_threshold > 0 && input.burst_count > guards.burst_threshold {
         let finish = burst_stop(&input, guards.burst_threshold, guards.burst_window_seconds);
-        return Ok((finish, Some(input.investigation.alert.parsed)));
+        return Ok((finish, Some(input.investigation.alert)));
     }
     if guards.coalesce_window_seconds > 0
         && let Some(first_investigation_id) = input.coalesce_first
@@ -110,10 +134,10 @@ async fn decide(
             result: Box::new(ignored_result(&input, first_investigation_id)),
             ignored_for: Some(first_investigation_id),
         };
-        return Ok((finish, Some(input.investigation.alert.parsed)));
+        return Ok((finish, Some(input.investigation.alert)));
     }
     let finish = investigate(runtime, store, &input, strategies).await?;
-    Ok((finish, Some(input.investigation.alert.parsed)))
+    Ok((finish, Some(input.investigation.alert)))
 }
 
 async fn investigate(

@@ -55,6 +55,8 @@ struct Shared {
     /// The active custom strategies as last read, with the store's strategy generation
     /// then; read again when the generation moved (see `pipeline::strategies_in_force`).
     strategies: std::sync::Mutex<Option<(i64, Arc<Vec<Strategy>>)>>,
+    /// Conclusions the workers stored, kept for the deliverer (`notify_conclusions`).
+    recent_conclusions: crate::notify_conclusions::RecentConclusions,
 }
 
 impl Runtime {
@@ -72,7 +74,13 @@ impl Runtime {
             trigger_catalog_synced: tokio::sync::OnceCell::new(),
             builtin_strategies_synced: tokio::sync::OnceCell::new(),
             strategies: std::sync::Mutex::new(None),
+            recent_conclusions: crate::notify_conclusions::RecentConclusions::default(),
         }))
+    }
+
+    /// The conclusions this process's workers stored, while a destination wants them.
+    pub fn recent_conclusions(&self) -> &crate::notify_conclusions::RecentConclusions {
+        &self.0.recent_conclusions
     }
 
     pub fn settings(&self) -> &Settings {

@@ -45,6 +45,14 @@ impl TestApp {
         TestApp::start_with(backend, |_| {}).await
     }
 
+    /// An app whose alerts of one story coalesce within an hour.
+    pub(crate) async fn start_coalescing(backend: Backend) -> Option<TestApp> {
+        TestApp::start_with(backend, |settings| {
+            settings.guards.coalesce_window_seconds = 3600;
+        })
+        .await
+    }
+
     pub(crate) async fn start_with(
         backend: Backend,
         configure: impl FnOnce(&mut Settings),

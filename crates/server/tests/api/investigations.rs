@@ -533,11 +533,7 @@ async fn bursts_above_the_threshold_are_stopped_and_stories_coalesce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn later_alerts_of_a_story_coalesce_into_its_first_investigation() {
     for backend in [Backend::Sqlite, Backend::Postgres] {
-        let Some(app) = TestApp::start_with(backend, |settings| {
-            settings.guards.coalesce_window_seconds = 3600;
-        })
-        .await
-        else {
+        let Some(app) = TestApp::start_coalescing(backend).await else {
             continue;
         };
         let falcon = |index: usize, story: &str| {

@@ -21,7 +21,7 @@ use sleuth_notify::signature;
 use sleuth_store::{DeliveryQuery, DeliveryState};
 use tokio::sync::watch;
 
-use crate::harness::{Answer, TestApp, assert_error, request};
+use crate::harness::{Answer, Backend, TestApp, assert_error, request};
 use crate::on_both_backends;
 
 const DESTINATIONS: &str = "/app/api/v1/notifications/destinations";
@@ -40,6 +40,92 @@ pub(crate) async fn put_secret(app: &TestApp, name: &str, value: &str) {
     )
     .await;
     assert_eq!(answer.status, 204, "{}", answer.text);
+}
+
+/// The first case of every source in the corpus: alerts in each vendor's shape.
+fn one_alert_per_source() -> Vec<Value> {
+    let root = format!("{}/../../corpus/alerts", env!("CARGO_MANIFEST_DIR"));
+    let mut sources: Vec<_> = std::fs::read_dir(&root)
+        .expect("the corpus")
+        .map(|entry| entry.expect("a corpus entry").path())
+        .collect();
+    sources.sort();
+    sources
+        .iter()
+        .map(|source| {
+            let mut cases: Vec<_> = std::fs::read_dir(source)
+                .expect("a corpus source")
+                .map(|entry| entry.expect("a corpus case").path())
+                .collect();
+            cases.sort();
+            let text = std::fs::read_to_string(&cases[0]).expect("a corpus case");
+            let case: Value = serde_json::from_str(&text).expect("a corpus case is JSON");
+            case["alert"].clone()
+        })
+        .collect()
+}
+
+/// A worker hands each conclusion it stores to this process's deliverer, which then does
+/// not read it back: what it hands over must be exactly what the store would answer, for
+/// every vendor's shape and for an alert coalesced into an earlier one; and it is taken
+/// once, by the event of that conclusion only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conclusion_handed_to_the_deliverer_is_what_the_store_reads_back() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(app) = TestApp::start_coalescing(backend).await else {
+            continue;
+        };
+        handed_over_as_read_back(&app).await;
+    }
+}
+
+async fn handed_over_as_read_back(app: &TestApp) {
+    let recent = app.state.runtime().recent_conclusions();
+    recent.set_wanted(true);
+    // Two alerts of one story (a Falcon aggregate): the second is coalesced into the first.
+    let falcon = |index: usize| {
+        json!({
+            "composite_id": format!("cid:ind:story-{index}"),
+            "aggregate_id": "story",
+            "name": "CredentialDumping",
+            "display_name": format!("Credential dumping {index}"),
+            "device": {"hostname": format!("WKS-{index:04}")},
+        })
+    };
+    let mut ids = vec![app.create(&falcon(0)).await];
+    assert_eq!(app.drain().await, 1);
+    ids.push(app.create(&falcon(1)).await);
+    for alert in one_alert_per_source() {
+        ids.push(app.create(&alert).await);
+    }
+    assert_eq!(app.drain().await, ids.len() - 1);
+    let mut outcomes = Vec::new();
+    for &id in &ids {
+        let investigation = app.store.get_investigation(id).await.unwrap();
+        let at = investigation.generated_time.expect("concluded");
+        let read = app.store.investigations_to_tell(&[id]).await.unwrap();
+        assert_eq!(read.len(), 1, "investigation {id} is told of");
+        let earlier = at - chrono::Duration::microseconds(1);
+        assert_eq!(recent.take(id, earlier), None, "another conclusion's time");
+        let handed = recent.take(id, at).expect("the worker handed it over");
+        assert_eq!(handed, read[0], "investigation {id}");
+        assert_eq!(recent.take(id, at), None, "taken once");
+        outcomes.push(handed.outcome);
+    }
+    assert_eq!(outcomes[1], sleuth_domain::Outcome::Ignored, "{outcomes:?}");
+    // Nothing is kept once no destination wants it.
+    let id = app
+        .create(&json!({"title": "Unwanted", "id": "unwanted", "source_ip": "198.51.100.8"}))
+        .await;
+    recent.set_wanted(false);
+    assert_eq!(app.drain().await, 1);
+    let at = app
+        .store
+        .get_investigation(id)
+        .await
+        .unwrap()
+        .generated_time;
+    assert_eq!(recent.take(id, at.expect("concluded")), None);
 }
 
 fn webhook(name: &str) -> Value {
