@@ -1,5 +1,6 @@
 //! Issue 25's figure: what notifications cost the investigation pipeline. The real
-//! `sleuth` binary on a SQLite file, driven over HTTP on loopback from this process:
+//! `sleuth` binary on a SQLite file (or PostgreSQL, below), driven over HTTP on loopback
+//! from this process:
 //!
 //! 1. idle: `sleuth serve` with two webhook destinations and nothing to tell, its SQL
 //!    statements counted for BENCH_IDLE_SECONDS (default 60) from its own statement log
@@ -24,9 +25,14 @@
 //! Step 2 runs BENCH_REPEATS pairs (default 3), alternated, and prints each pair's ratio,
 //! the ratio of the summed CPU and the median pair: one pair moves by more than the bound.
 //!
+//! With BENCH_BACKEND=postgres (and SLEUTH_TEST_POSTGRES_URL), steps 2 and 3 run on a
+//! fresh PostgreSQL database each, and the CPU compared is Sleuth's process's and the
+//! PostgreSQL server's together (on this machine: every `postgres` process); the idle count
+//! stays on SQLite.
+//!
 //! `cargo bench -p sleuth-cli --bench notify` (BENCH_ALERTS; BENCH_SEED; BENCH_IDLE_SECONDS,
-//! 0 skips the idle count; BENCH_STATEMENT_ALERTS; BENCH_SLEUTH_BIN runs another build of
-//! the binary, e.g. an older one to compare with).
+//! 0 skips the idle count; BENCH_STATEMENT_ALERTS; BENCH_BACKEND; BENCH_SLEUTH_BIN runs
+//! another build of the binary, e.g. an older one to compare with).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -302,6 +308,87 @@ async fn conclusions(server: &Server, key: &str) -> u64 {
     page["count"].as_u64().unwrap()
 }
 
+/// A fresh database of the backend BENCH_BACKEND names (`sqlite`, the default, or
+/// `postgres` at SLEUTH_TEST_POSTGRES_URL), gone when dropped.
+enum Database {
+    Sqlite {
+        url: String,
+        _directory: tempfile::TempDir,
+    },
+    Postgres(sleuth_test_support::postgres::TestDatabase),
+}
+
+impl Database {
+    async fn fresh() -> Database {
+        if backend() == "postgres" {
+            let database = sleuth_test_support::postgres::fresh_database()
+                .await
+                .expect("BENCH_BACKEND=postgres wants SLEUTH_TEST_POSTGRES_URL");
+            return Database::Postgres(database);
+        }
+        let directory = tempfile::tempdir().unwrap();
+        Database::Sqlite {
+            url: format!("sqlite://{}", directory.path().join("bench.db").display()),
+            _directory: directory,
+        }
+    }
+
+    fn url(&self) -> &str {
+        match self {
+            Database::Sqlite { url, .. } => url,
+            Database::Postgres(database) => database.url(),
+        }
+    }
+
+    /// CPU time of the database server's processes so far, in seconds: none for SQLite,
+    /// which runs inside Sleuth's process; for PostgreSQL (on this machine), every
+    /// `postgres` process's, and what its exited backends used (the postmaster's waited-for
+    /// children). Nothing else uses this PostgreSQL while the bench runs.
+    fn server_cpu_seconds(&self) -> f64 {
+        if matches!(self, Database::Sqlite { .. }) {
+            return 0.0;
+        }
+        let mut ticks = 0.0;
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let Some((name, rest)) = stat
+                .split_once(" (")
+                .and_then(|(_, rest)| rest.rsplit_once(')'))
+            else {
+                continue;
+            };
+            if name != "postgres" {
+                continue;
+            }
+            // After the name: state, ppid, nine more fields, then utime, stime, cutime and
+            // cstime.
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let number = |index: usize| {
+                fields
+                    .get(index)
+                    .and_then(|field| field.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            ticks += number(11) + number(12);
+            let parent_is_postgres = fields
+                .get(1)
+                .and_then(|ppid| std::fs::read_to_string(format!("/proc/{ppid}/comm")).ok())
+                .is_some_and(|comm| comm.trim() == "postgres");
+            if !parent_is_postgres {
+                ticks += number(13) + number(14);
+            }
+        }
+        ticks / 100.0
+    }
+}
+
+/// The backend the drains run on: BENCH_BACKEND, `sqlite` by default.
+fn backend() -> String {
+    std::env::var("BENCH_BACKEND").unwrap_or_else(|_| "sqlite".into())
+}
+
 /// One drain's figures.
 struct Drained {
     concluded: u64,
@@ -323,8 +410,7 @@ async fn drain_once(
     seed: u64,
     count_statements: bool,
 ) -> Drained {
-    let directory = tempfile::tempdir().unwrap();
-    let database = format!("sqlite://{}", directory.path().join("bench.db").display());
+    let database = Database::fresh().await;
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/alerts");
     let workload = Arc::new(Mutex::new(
         Workload::new(
@@ -336,7 +422,7 @@ async fn drain_once(
         )
         .expect("workload"),
     ));
-    let (server, key) = Server::start(&database, false, false).await;
+    let (server, key) = Server::start(database.url(), false, false).await;
     let key = key.expect("the first start prints an admin key");
     let receivers = if with_destinations {
         two_destinations(&server, &key).await
@@ -346,9 +432,9 @@ async fn drain_once(
     create(&server, &key, &workload, alerts).await;
     server.stop();
 
-    let (server, _) = Server::start(&database, true, count_statements).await;
+    let (server, _) = Server::start(database.url(), true, count_statements).await;
     let started = Instant::now();
-    let cpu_at_start = server.cpu_seconds();
+    let cpu_at_start = server.cpu_seconds() + database.server_cpu_seconds();
     let statements_at_start = server.statements.load(Ordering::Relaxed);
     loop {
         let left = count(
@@ -367,7 +453,7 @@ async fn drain_once(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let drain_seconds = started.elapsed().as_secs_f64();
-    let drain_cpu = server.cpu_seconds() - cpu_at_start;
+    let drain_cpu = server.cpu_seconds() + database.server_cpu_seconds() - cpu_at_start;
     let concluded = conclusions(&server, &key).await;
     for seen in &receivers {
         while (seen.lock().unwrap().len() as u64) < concluded {
@@ -383,7 +469,7 @@ async fn drain_once(
         concluded,
         drain_seconds,
         drain_cpu,
-        total_cpu: server.cpu_seconds() - cpu_at_start,
+        total_cpu: server.cpu_seconds() + database.server_cpu_seconds() - cpu_at_start,
         total_seconds: started.elapsed().as_secs_f64(),
         statements: server.statements.load(Ordering::Relaxed) - statements_at_start,
     }
@@ -422,8 +508,9 @@ fn main() {
     // One pair's ratio moves by ±0.15 on this machine: the bound wants several.
     let repeats = env_number("BENCH_REPEATS", 3).max(1);
     println!(
-        "notify bench: {} on SQLite over HTTP on loopback, {} cores, load {}",
+        "notify bench: {} on {} over HTTP on loopback, {} cores, load {}",
         support::sleuth_binary().display(),
+        backend(),
         std::thread::available_parallelism().map_or(0, usize::from),
         load_average()
     );
