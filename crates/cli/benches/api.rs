@@ -62,14 +62,7 @@ fn alert(index: u64) -> String {
 /// ticks of 10 ms). Throughput on a shared machine moves with its neighbours; the CPU
 /// spent per create or per investigation moves only with our code.
 fn process_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks =
-        |index: usize| -> u64 { fields.get(index).and_then(|v| v.parse().ok()).unwrap_or(0) };
-    // utime and stime are fields 14 and 15 of the line; 12 and 13 after the name.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+    Duration::from_secs_f64(support::proc_stat("self").map_or(0.0, |stat| stat.cpu_seconds))
 }
 
 fn micros_each(cpu: Duration, count: u64) -> String {

@@ -134,22 +134,9 @@ impl Server {
     }
 
     /// CPU time the process has used so far (user and system, all its threads), in
-    /// seconds. /proc counts it in USER_HZ ticks, a hundredth of a second on Linux.
+    /// seconds.
     fn cpu_seconds(&self) -> f64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        // After the command name (in parentheses) come the state, ten fields, then utime
-        // and stime.
-        let fields: Vec<f64> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest)
-            .unwrap_or_default()
-            .split_whitespace()
-            .skip(11)
-            .take(2)
-            .map(|field| field.parse().unwrap_or(0.0))
-            .collect();
-        fields.iter().sum::<f64>() / 100.0
+        support::proc_stat(&self.child.id().to_string()).map_or(0.0, |stat| stat.cpu_seconds)
     }
 
     async fn call(
@@ -348,39 +335,22 @@ impl Database {
         if matches!(self, Database::Sqlite { .. }) {
             return 0.0;
         }
-        let mut ticks = 0.0;
+        let mut seconds = 0.0;
         for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            let Some(stat) = support::proc_stat(&entry.file_name().to_string_lossy()) else {
                 continue;
             };
-            let Some((name, rest)) = stat
-                .split_once(" (")
-                .and_then(|(_, rest)| rest.rsplit_once(')'))
-            else {
-                continue;
-            };
-            if name != "postgres" {
+            if stat.name != "postgres" {
                 continue;
             }
-            // After the name: state, ppid, nine more fields, then utime, stime, cutime and
-            // cstime.
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let number = |index: usize| {
-                fields
-                    .get(index)
-                    .and_then(|field| field.parse::<f64>().ok())
-                    .unwrap_or(0.0)
-            };
-            ticks += number(11) + number(12);
-            let parent_is_postgres = fields
-                .get(1)
-                .and_then(|ppid| std::fs::read_to_string(format!("/proc/{ppid}/comm")).ok())
-                .is_some_and(|comm| comm.trim() == "postgres");
+            seconds += stat.cpu_seconds;
+            let parent_is_postgres =
+                support::proc_stat(&stat.parent).is_some_and(|parent| parent.name == "postgres");
             if !parent_is_postgres {
-                ticks += number(13) + number(14);
+                seconds += stat.children_cpu_seconds;
             }
         }
-        ticks / 100.0
+        seconds
     }
 }
 

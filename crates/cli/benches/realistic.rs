@@ -48,6 +48,8 @@ use support::{connect, env_number, load_average, percentile, send};
 mod bare;
 #[path = "realistic/reuse.rs"]
 mod reuse;
+// Of the shared `/proc` reading, this bench wants only a process's CPU.
+#[allow(dead_code)]
 mod support;
 
 /// A running `sleuth serve`, killed when dropped.
@@ -104,22 +106,9 @@ fn resident_mb(child: &Child) -> f64 {
 }
 
 /// CPU time a process has used so far (user and system, all its threads), in seconds:
-/// what a drain costs, whatever else the machine is doing meanwhile. /proc counts it in
-/// USER_HZ ticks, a hundredth of a second on Linux.
+/// what a drain costs, whatever else the machine is doing meanwhile.
 fn cpu_seconds(child: &Child) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
-    // After the command name (in parentheses, which may hold spaces) come the state,
-    // then ten fields, then utime and stime.
-    let fields: Vec<f64> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .unwrap_or_default()
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .map(|field| field.parse().unwrap_or(0.0))
-        .collect();
-    fields.iter().sum::<f64>() / 100.0
+    support::proc_stat(&child.id().to_string()).map_or(0.0, |stat| stat.cpu_seconds)
 }
 
 /// Bytes a process has caused to be written to storage so far (`write_bytes` of

@@ -35,10 +35,10 @@ pub async fn run_job(
     next: Option<NextClaim>,
 ) -> StoreResult<Finished> {
     let (finish, alert) = decide(runtime, store, job, strategies).await?;
-    let tenant_union = alert
-        .as_ref()
-        .map(|record| record.tenant_union.display_name.clone());
-    let alert = alert.map(|record| record.parsed);
+    let (alert, tenant_union) = match alert {
+        Some(record) => (Some(record.parsed), Some(record.tenant_union.display_name)),
+        None => (None, None),
+    };
     let alert_entities = alert.as_ref().map_or(&[][..], |alert| &alert.entities[..]);
     let system_events =
         crate::firing::investigation_events(job.investigation_id, &finish, alert_entities);

@@ -141,3 +141,36 @@ pub(crate) async fn wait_until_ready(address: &str) {
     }
     panic!("sleuth did not become ready");
 }
+
+/// A process's line of `/proc/<pid>/stat`: its command name, parent and CPU times.
+pub(crate) struct ProcStat {
+    pub(crate) name: String,
+    pub(crate) parent: String,
+    /// utime + stime, in seconds (all its threads).
+    pub(crate) cpu_seconds: f64,
+    /// cutime + cstime, in seconds: what its exited children it waited for used.
+    pub(crate) children_cpu_seconds: f64,
+}
+
+/// `/proc/<process>/stat` read (`process`: a pid, or `self`); `None` when it is gone.
+pub(crate) fn proc_stat(process: &str) -> Option<ProcStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces and parentheses itself.
+    let (head, rest) = stat.rsplit_once(')')?;
+    let (_, name) = head.split_once('(')?;
+    // After the name: state, ppid, nine more fields, then utime, stime, cutime, cstime,
+    // in USER_HZ ticks (a hundredth of a second on Linux).
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|field| field.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    Some(ProcStat {
+        name: name.to_string(),
+        parent: fields.get(1).copied().unwrap_or_default().to_string(),
+        cpu_seconds: (ticks(11) + ticks(12)) / 100.0,
+        children_cpu_seconds: (ticks(13) + ticks(14)) / 100.0,
+    })
+}
