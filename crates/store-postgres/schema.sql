@@ -1013,12 +1013,69 @@ CREATE OR REPLACE FUNCTION public.investigation_counts_on_update()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-    INSERT INTO investigation_counts (status, canceled, priority, alert_type,
-        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key, n)
-    VALUES (OLD.status, OLD.canceled, OLD.priority, OLD.alert_type, OLD.direct_source_label,
-            OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label, OLD.tenant_integration_key, -1),
-           (NEW.status, NEW.canceled, NEW.priority, NEW.alert_type, NEW.direct_source_label,
-            NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label, NEW.tenant_integration_key, 1);
+    WITH pairs AS (
+        SELECT o.status, o.canceled, o.priority, o.alert_type, o.direct_source_label,
+               o.tenant_union_id, o.tenant_id, o.tenant_label, o.tenant_integration_key,
+               o.alert_create_time,
+               a.status AS new_status, a.canceled AS new_canceled,
+               a.priority AS new_priority, a.alert_type AS new_alert_type,
+               a.direct_source_label AS new_direct_source_label,
+               a.tenant_union_id AS new_tenant_union_id, a.tenant_id AS new_tenant_id,
+               a.tenant_label AS new_tenant_label,
+               a.tenant_integration_key AS new_tenant_integration_key,
+               a.alert_create_time AS new_alert_create_time,
+               -- The columns of the list's counts, and those of the hour counts.
+               (o.status, o.canceled, o.priority, o.alert_type, o.direct_source_label,
+                o.tenant_union_id, o.tenant_id, o.tenant_label, o.tenant_integration_key)
+                   IS DISTINCT FROM
+               (a.status, a.canceled, a.priority, a.alert_type, a.direct_source_label,
+                a.tenant_union_id, a.tenant_id, a.tenant_label, a.tenant_integration_key)
+                   AS counted,
+               (o.status, o.alert_create_time) IS DISTINCT FROM (a.status, a.alert_create_time)
+                   AS timed
+        FROM old_rows o JOIN new_rows a ON a.id = o.id
+    ),
+    moves AS (
+        SELECT -1 AS n, status, canceled, priority, alert_type, direct_source_label,
+               tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
+               alert_create_time, counted, timed
+        FROM pairs WHERE counted OR timed
+        UNION ALL
+        SELECT 1, new_status, new_canceled, new_priority, new_alert_type,
+               new_direct_source_label, new_tenant_union_id, new_tenant_id, new_tenant_label,
+               new_tenant_integration_key, new_alert_create_time, counted, timed
+        FROM pairs WHERE counted OR timed
+    ),
+    combinations AS (
+        INSERT INTO investigation_counts (status, canceled, priority, alert_type,
+            direct_source_label, tenant_union_id, tenant_id, tenant_label,
+            tenant_integration_key, n)
+        SELECT status, canceled, priority, alert_type, direct_source_label, tenant_union_id,
+               tenant_id, tenant_label, tenant_integration_key, SUM(n)
+        FROM moves WHERE counted
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+        HAVING SUM(n) <> 0
+    ),
+    facets AS (
+        INSERT INTO investigation_facet_counts (facet, status, canceled, priority, alert_type,
+            direct_source_label, tenant_union_id, tenant_id, tenant_label,
+            tenant_integration_key, n)
+        SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
+               f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key,
+               SUM(m.n)
+        FROM moves m
+        CROSS JOIN LATERAL investigation_facets(m.status, m.canceled, m.priority,
+            m.alert_type, m.direct_source_label, m.tenant_union_id, m.tenant_id,
+            m.tenant_label, m.tenant_integration_key) f
+        WHERE m.counted
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+        HAVING SUM(m.n) <> 0
+    )
+    INSERT INTO investigation_hour_counts (status, hour, n)
+    SELECT status, alert_hour(alert_create_time), SUM(n)
+    FROM moves WHERE timed
+    GROUP BY 1, 2
+    HAVING SUM(n) <> 0;
     RETURN NULL;
 END $function$
 ;
@@ -1039,29 +1096,6 @@ BEGIN
         c.direct_source_label, c.tenant_union_id, c.tenant_id, c.tenant_label,
         c.tenant_integration_key) f
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
-    RETURN NULL;
-END $function$
-;
-
-CREATE OR REPLACE FUNCTION public.investigation_facet_counts_on_update()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-    INSERT INTO investigation_facet_counts (facet, status, canceled, priority, alert_type,
-        direct_source_label, tenant_union_id, tenant_id, tenant_label, tenant_integration_key,
-        n)
-    SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
-           f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key, -1
-    FROM investigation_facets(OLD.status, OLD.canceled, OLD.priority, OLD.alert_type,
-        OLD.direct_source_label, OLD.tenant_union_id, OLD.tenant_id, OLD.tenant_label,
-        OLD.tenant_integration_key) f
-    UNION ALL
-    SELECT f.facet, f.status, f.canceled, f.priority, f.alert_type, f.direct_source_label,
-           f.tenant_union_id, f.tenant_id, f.tenant_label, f.tenant_integration_key, 1
-    FROM investigation_facets(NEW.status, NEW.canceled, NEW.priority, NEW.alert_type,
-        NEW.direct_source_label, NEW.tenant_union_id, NEW.tenant_id, NEW.tenant_label,
-        NEW.tenant_integration_key) f;
     RETURN NULL;
 END $function$
 ;
@@ -1095,18 +1129,6 @@ BEGIN
     SELECT status, alert_hour(alert_create_time),
            CASE TG_OP WHEN 'DELETE' THEN -COUNT(*) ELSE COUNT(*) END
     FROM changed GROUP BY 1, 2;
-    RETURN NULL;
-END $function$
-;
-
-CREATE OR REPLACE FUNCTION public.investigation_hour_counts_on_update()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-    INSERT INTO investigation_hour_counts (status, hour, n)
-    VALUES (OLD.status, alert_hour(OLD.alert_create_time), -1),
-           (NEW.status, alert_hour(NEW.alert_create_time), 1);
     RETURN NULL;
 END $function$
 ;
@@ -1279,19 +1301,15 @@ CREATE TRIGGER investigation_counts_on_delete AFTER DELETE ON public.investigati
 
 CREATE TRIGGER investigation_counts_on_insert AFTER INSERT ON public.investigations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_counts_on_insert_or_delete();
 
-CREATE TRIGGER investigation_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_counts_on_update();
+CREATE TRIGGER investigation_counts_on_update AFTER UPDATE ON public.investigations REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION investigation_counts_on_update();
 
 CREATE TRIGGER investigation_facet_counts_on_delete AFTER DELETE ON public.investigations REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_facet_counts_on_insert_or_delete();
 
 CREATE TRIGGER investigation_facet_counts_on_insert AFTER INSERT ON public.investigations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_facet_counts_on_insert_or_delete();
 
-CREATE TRIGGER investigation_facet_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key))) EXECUTE FUNCTION investigation_facet_counts_on_update();
-
 CREATE TRIGGER investigation_hour_counts_on_delete AFTER DELETE ON public.investigations REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_hour_counts_on_insert_or_delete();
 
 CREATE TRIGGER investigation_hour_counts_on_insert AFTER INSERT ON public.investigations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION investigation_hour_counts_on_insert_or_delete();
-
-CREATE TRIGGER investigation_hour_counts_on_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.alert_create_time IS DISTINCT FROM new.alert_create_time))) EXECUTE FUNCTION investigation_hour_counts_on_update();
 
 CREATE TRIGGER investigation_tag_counts_on_investigation_update AFTER UPDATE ON public.investigations FOR EACH ROW WHEN (((old.generated_time IS NOT NULL) AND ((old.status IS DISTINCT FROM new.status) OR (old.canceled IS DISTINCT FROM new.canceled) OR (old.priority IS DISTINCT FROM new.priority) OR (old.alert_type IS DISTINCT FROM new.alert_type) OR (old.direct_source_label IS DISTINCT FROM new.direct_source_label) OR (old.tenant_union_id IS DISTINCT FROM new.tenant_union_id) OR (old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.tenant_label IS DISTINCT FROM new.tenant_label) OR (old.tenant_integration_key IS DISTINCT FROM new.tenant_integration_key)))) EXECUTE FUNCTION investigation_tag_counts_on_investigation_update();
 

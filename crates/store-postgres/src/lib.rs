@@ -205,6 +205,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "same_detection_index",
         sql: include_str!("../migrations/0038_same_detection_index.sql"),
     },
+    Migration {
+        version: 39,
+        name: "count_updates_by_statement",
+        sql: include_str!("../migrations/0039_count_updates_by_statement.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.

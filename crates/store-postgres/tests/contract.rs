@@ -78,6 +78,94 @@ async fn folding_the_count_deltas_changes_no_count() {
     assert_eq!(rows, combinations, "one row per state and hour once folded");
 }
 
+/// The combinations, facets and hours that the count deltas sum to, and the same counted
+/// from the investigations themselves: each query yields (combination, n) rows, the
+/// combination as text so that one comparison serves every table.
+const KEPT_AND_COUNTED: [(&str, &str); 3] = [
+    (
+        "SELECT CONCAT_WS('|', status, canceled, priority, alert_type, direct_source_label, \
+         tenant_union_id, tenant_id, tenant_label, tenant_integration_key), SUM(n)::BIGINT \
+         FROM investigation_counts GROUP BY 1 HAVING SUM(n) <> 0",
+        "SELECT CONCAT_WS('|', status, canceled, priority, alert_type, direct_source_label, \
+         tenant_union_id, tenant_id, tenant_label, tenant_integration_key), COUNT(*) \
+         FROM investigations GROUP BY 1",
+    ),
+    (
+        "SELECT CONCAT_WS('|', facet, status, canceled, priority, alert_type, \
+         direct_source_label, tenant_union_id, tenant_id, tenant_label, \
+         tenant_integration_key), SUM(n)::BIGINT \
+         FROM investigation_facet_counts GROUP BY 1 HAVING SUM(n) <> 0",
+        "SELECT CONCAT_WS('|', f.facet, f.status, f.canceled, f.priority, f.alert_type, \
+         f.direct_source_label, f.tenant_union_id, f.tenant_id, f.tenant_label, \
+         f.tenant_integration_key), COUNT(*) FROM investigations i \
+         CROSS JOIN LATERAL investigation_facets(i.status, i.canceled, i.priority, \
+         i.alert_type, i.direct_source_label, i.tenant_union_id, i.tenant_id, i.tenant_label, \
+         i.tenant_integration_key) f GROUP BY 1",
+    ),
+    (
+        "SELECT CONCAT_WS('|', status, hour), SUM(n)::BIGINT FROM investigation_hour_counts \
+         GROUP BY 1 HAVING SUM(n) <> 0",
+        "SELECT CONCAT_WS('|', status, alert_hour(alert_create_time)), COUNT(*) \
+         FROM investigations GROUP BY 1",
+    ),
+];
+
+async fn counted_rows(pool: &sqlx::AnyPool, query: &str) -> Vec<(String, i64)> {
+    let mut rows: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(query.to_owned()))
+        .fetch_all(pool)
+        .await
+        .unwrap_or_else(|error| panic!("{error}: {query}"));
+    rows.sort();
+    rows
+}
+
+/// The count deltas that the triggers write for inserts, claims, conclusions, stops,
+/// cancels and releases (one per combination and statement, a batch's rows grouped: 0039)
+/// sum, in every combination, facet and hour, to what the investigations themselves
+/// count; and still do once folded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kept_counts_are_what_the_investigations_count() {
+    let Some(database) = postgres::fresh_database().await else {
+        return;
+    };
+    let store = sleuth_store_postgres::open(database.url(), &Default::default())
+        .await
+        .expect("open postgres");
+    sleuth_test_support::counts::store_a_counted_mix(&store).await;
+    // A claimed batch of several titles given back: loading to not_asked, grouped.
+    for index in 0..12 {
+        let alert =
+            sleuth_test_support::fixtures::simple_alert(&format!("more {}", index % 4), index);
+        store
+            .create_investigation(alert, true)
+            .await
+            .expect("create");
+    }
+    let lease = chrono::Duration::minutes(1);
+    let claimed = store
+        .claim_jobs("w", 8, lease, sleuth_test_support::fixtures::time(20))
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 8);
+    store.release_jobs(&claimed[..5]).await.expect("release");
+    for folded in [false, true] {
+        if folded {
+            sleuth_store_sql::fold_counts_now(store.pool())
+                .await
+                .expect("fold");
+        }
+        for (kept, counted) in KEPT_AND_COUNTED {
+            let kept_rows = counted_rows(store.pool(), kept).await;
+            assert!(!kept_rows.is_empty(), "{kept}");
+            assert_eq!(
+                kept_rows,
+                counted_rows(store.pool(), counted).await,
+                "folded {folded}: {kept}"
+            );
+        }
+    }
+}
+
 /// Upgrading a database that already holds data (see `sleuth_test_support::upgrade`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_stored_inside_investigations_move_out_with_migration_10() {
