@@ -14,9 +14,9 @@ CREATE TABLE alert_revisions (
   identity text NOT NULL,
   revision bigint NOT NULL,
   content_hash text NOT NULL,
-  raw_alert_content text NOT NULL,
+  raw_alert_content text COMPRESSION lz4 NOT NULL,
   severity text,
-  changes text NOT NULL,
+  changes text COMPRESSION lz4 NOT NULL,
   received_at bigint NOT NULL,
   investigation_id bigint
 );
@@ -48,9 +48,9 @@ CREATE TABLE alerts (
   identity text NOT NULL,
   tenant_union_id bigint NOT NULL,
   tenant_integration_key text,
-  parsed text NOT NULL,
-  raw_alert_content text NOT NULL,
-  enrich_result text,
+  parsed text COMPRESSION lz4 NOT NULL,
+  raw_alert_content text COMPRESSION lz4 NOT NULL,
+  enrich_result text COMPRESSION lz4,
   direct_source_label text NOT NULL,
   coalesce_key text,
   created_at bigint NOT NULL,
@@ -259,7 +259,7 @@ CREATE TABLE investigation_notes (
 
 CREATE TABLE investigation_results (
   investigation_id bigint NOT NULL,
-  result text NOT NULL
+  result text COMPRESSION lz4 NOT NULL
 );
 
 CREATE TABLE investigation_tag_counts (
@@ -331,7 +331,7 @@ CREATE TABLE investigations (
   feedback_updated_by bigint,
   feedback_created_at bigint NOT NULL,
   feedback_updated_at bigint NOT NULL,
-  search_vector tsvector,
+  search_vector tsvector COMPRESSION lz4,
   alert_title text
 );
 
@@ -349,7 +349,7 @@ CREATE TABLE notification_deliveries (
   destination_id bigint NOT NULL,
   system_event_id bigint,
   event_id text NOT NULL,
-  event text NOT NULL,
+  event text COMPRESSION lz4 NOT NULL,
   state text NOT NULL,
   attempts bigint NOT NULL DEFAULT 0,
   next_attempt_at bigint NOT NULL,
@@ -510,8 +510,8 @@ CREATE TABLE strategy_versions (
 CREATE TABLE system_events (
   id bigint NOT NULL DEFAULT nextval('system_events_id_seq'::regclass),
   trigger_name text NOT NULL,
-  trigger_args text NOT NULL,
-  search_text text NOT NULL,
+  trigger_args text COMPRESSION lz4 NOT NULL,
+  search_text text COMPRESSION lz4 NOT NULL,
   investigation_id bigint,
   entity text,
   created_at bigint NOT NULL
@@ -547,7 +547,7 @@ CREATE TABLE trigger_runs (
   id bigint NOT NULL DEFAULT nextval('trigger_runs_id_seq'::regclass),
   trigger_uuid text NOT NULL,
   batch bigint,
-  trigger_args text NOT NULL,
+  trigger_args text COMPRESSION lz4 NOT NULL,
   investigation_id bigint,
   entity text,
   created_at bigint NOT NULL,

@@ -210,6 +210,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "count_updates_by_statement",
         sql: include_str!("../migrations/0039_count_updates_by_statement.sql"),
     },
+    Migration {
+        version: 40,
+        name: "lz4_for_documents",
+        sql: include_str!("../migrations/0040_lz4_for_documents.sql"),
+    },
 ];
 
 /// The channel on which creates announce new jobs to every process.
