@@ -417,12 +417,17 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
         .unwrap();
     let table = "investigation_counts";
     let base = inserted_into(&first, table).await;
-    // 3,000 combinations: more than the fewest deltas a fold waits for.
-    let add_one_to_each = "INSERT INTO investigation_counts \
-        (status, alert_type, direct_source_label, tenant_union_id, n) \
-        SELECT 'success', 'type ' || g, 'source', 1, 1 FROM generate_series(1, 3000) AS g";
-    sqlx::query(add_one_to_each).execute(&first).await.unwrap();
-    wait_until_inserted(&second, table, base + 3_000).await;
+    // The fewest deltas a fold waits for, and three times as many combinations.
+    let due = sleuth_store_sql::FOLD_MIN_DELTAS;
+    let combinations = 3 * due;
+    let add_one_to_each = format!(
+        "INSERT INTO investigation_counts \
+         (status, alert_type, direct_source_label, tenant_union_id, n) \
+         SELECT 'success', 'type ' || g, 'source', 1, 1 FROM generate_series(1, {combinations}) AS g"
+    );
+    let add_one_to_each = || sqlx::query(sqlx::AssertSqlSafe(add_one_to_each.clone()));
+    add_one_to_each().execute(&first).await.unwrap();
+    wait_until_inserted(&second, table, base + combinations).await;
     let folded = |pool| sleuth_store_sql::fold_due_counts(pool);
     assert!(
         folded(&first).await.unwrap().is_empty(),
@@ -430,27 +435,31 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
     );
     assert!(folded(&second).await.unwrap().is_empty(), "and is shared");
 
-    sqlx::query(add_one_to_each).execute(&second).await.unwrap();
-    wait_until_inserted(&second, table, base + 6_000).await;
+    add_one_to_each().execute(&second).await.unwrap();
+    wait_until_inserted(&second, table, base + 2 * combinations).await;
     assert_eq!(folded(&first).await.unwrap(), [table]);
-    // The fold's own 3,000 rows, once in the statistics, are no new deltas.
-    wait_until_inserted(&second, table, base + 9_000).await;
+    // The fold's own rows, one per combination, once in the statistics, are no new deltas.
+    wait_until_inserted(&second, table, base + 3 * combinations).await;
     assert!(folded(&second).await.unwrap().is_empty());
     assert!(folded(&first).await.unwrap().is_empty());
-    assert_eq!(rows_and_total(&first).await, (3_000, 6_000));
+    assert_eq!(
+        rows_and_total(&first).await,
+        (combinations, 2 * combinations)
+    );
 
-    // A later fold reads only the deltas since: 1,499 on one combination already folded
-    // and one that brings another to zero. It inserts no row, and drops the zero.
-    sqlx::query(
+    // A later fold reads only the deltas since: `due - 1` on one combination already
+    // folded and one that brings another to zero. It inserts no row, and drops the zero.
+    sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO investigation_counts \
          (status, alert_type, direct_source_label, tenant_union_id, n) \
-         SELECT 'success', 'type 1', 'source', 1, 1 FROM generate_series(1, 1499) \
+         SELECT 'success', 'type 1', 'source', 1, 1 FROM generate_series(1, {}) \
          UNION ALL SELECT 'success', 'type 2', 'source', 1, -2",
-    )
+        due - 1
+    )))
     .execute(&second)
     .await
     .unwrap();
-    wait_until_inserted(&first, table, base + 10_500).await;
+    wait_until_inserted(&first, table, base + 3 * combinations + due).await;
     assert_eq!(folded(&second).await.unwrap(), [table]);
     let rows_inserted: i64 =
         sqlx::query_scalar("SELECT rows_inserted FROM count_folds WHERE table_name = $1")
@@ -471,9 +480,12 @@ async fn a_fold_by_one_process_is_not_folded_again_by_another() {
     .unwrap();
     assert_eq!(
         rows,
-        [("type 1".to_string(), 1_501), ("type 3".to_string(), 2)]
+        [("type 1".to_string(), due + 1), ("type 3".to_string(), 2)]
     );
-    assert_eq!(rows_and_total(&first).await, (2_999, 7_497));
+    assert_eq!(
+        rows_and_total(&first).await,
+        (combinations - 1, 2 * combinations + due - 3)
+    );
 }
 
 /// The rows of `investigation_counts` and the sum of their counts.

@@ -59,7 +59,7 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// touch, and a drain touches the same combinations second after second: folding every
 /// 20,000 deltas instead of every 1,000 rewrites them less often. Lists read the deltas
 /// not yet folded through the same indexes as the folded rows.
-const MIN_DELTAS: i64 = 20_000;
+pub const MIN_DELTAS: i64 = 20_000;
 
 /// A table's last fold, by whichever process (a row of `count_folds`), or its first look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

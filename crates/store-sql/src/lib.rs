@@ -63,7 +63,7 @@ use crate::group_commit::GroupCommit;
 use crate::writer_connection::WriterConnections;
 
 pub use connectors::sqlite_due_writebacks_plan;
-pub use count_folding::{fold_counts_now, fold_due_counts};
+pub use count_folding::{MIN_DELTAS as FOLD_MIN_DELTAS, fold_counts_now, fold_due_counts};
 pub use history::sqlite_earlier_investigations_plan;
 pub use migrate::Migration;
 pub use queue::sqlite_claim_pick_plan;
