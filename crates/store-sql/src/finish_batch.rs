@@ -88,10 +88,6 @@ pub(crate) async fn write(
     // Everything else is written without reading anything back.
     store_results(writes, dialect, &kept, &search_texts)?;
     store_stops(writes, dialect, &kept)?;
-    crate::strategies::count_effects(
-        writes,
-        concluded.iter().map(|(_, result)| &result.strategy_effects),
-    )?;
     insert_tags(writes, dialect, &concluded)?;
     if dialect == Dialect::Sqlite {
         replace_search_rows(writes, dialect, &search_texts)?;
@@ -106,6 +102,27 @@ pub(crate) async fn write(
         .collect();
     crate::system_events::insert_in(writes, dialect, &events)?;
     Ok(stored)
+}
+
+/// Adds the counting of what the strategies did for the results of `batch` that are
+/// `stored` (`strategies::count_effects`). The caller adds it last, just before the
+/// commit: each counter is one row updated in place, locked until the commit, and every
+/// process's finishes count the same few rules, so the shorter the lock is held the less
+/// the processes' finish transactions wait for each other.
+pub(crate) fn count_strategy_effects(
+    writes: &mut Statements,
+    batch: &[FinishRequest],
+    stored: &[bool],
+) -> StoreResult<()> {
+    let effects = batch
+        .iter()
+        .zip(stored)
+        .filter(|(_, stored)| **stored)
+        .filter_map(|(request, _)| match &request.end.finish {
+            Finish::Completed { result, .. } => Some(&result.strategy_effects),
+            Finish::Stopped { .. } => None,
+        });
+    crate::strategies::count_effects(writes, effects)
 }
 
 /// Adds the delete of the jobs whose lease the request still holds, which returns

@@ -305,6 +305,7 @@ async fn finish_batch(
             let stored =
                 crate::finish_batch::write(&mut transaction, dialect, batch, &mut writes).await?;
             let claims = write_next_claims(&mut writes, dialect, batch)?;
+            crate::finish_batch::count_strategy_effects(&mut writes, batch, &stored)?;
             let claimed = claimed_jobs(&writes.run(&mut transaction).await?)?;
             transaction.commit().await.db()?;
             Ok((stored, claims, claimed))
