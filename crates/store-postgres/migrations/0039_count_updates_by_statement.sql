@@ -5,7 +5,7 @@
 -- moves them on to a conclusion: both are one UPDATE of many rows. The row-level triggers
 -- of 0007, 0016 and 0021 ran three PL/pgSQL calls for every row, each inserting that row's
 -- deltas (-1 and +1) into `investigation_counts`, `investigation_hour_counts` and, one per
--- facet, `investigation_facet_counts`: fourteen rows per investigation and state change,
+-- facet, `investigation_facet_counts`: sixteen rows per investigation and state change,
 -- which the folds (store-sql's count_folding.rs) then read back and delete. Grouped per
 -- statement, the rows of a batch that share a combination become one delta (a claim's
 -- fifty investigations leave `not_asked` as one row of the 'all' facet, not fifty), and a

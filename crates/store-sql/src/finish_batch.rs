@@ -42,7 +42,8 @@ pub(crate) struct FinishRequest {
 
 /// Stores the batch on an open transaction: releases the leases and reads what the
 /// writes need (one round trip on SQLite), then adds the writes to `writes`, which the
-/// caller runs (after adding the claims of the next jobs). Returns, per request in order,
+/// caller runs (after adding the claims of the next jobs and, last of all,
+/// `count_strategy_effects`). Returns, per request in order,
 /// whether it is stored (false: its lease was lost). Any error leaves the transaction to
 /// be rolled back.
 pub(crate) async fn write(
