@@ -31,8 +31,9 @@ pub async fn sqlite(pool: &AnyPool) -> String {
     schema
 }
 
-/// Every table (columns with their types, compression, nullability and defaults), constraint, index,
-/// view, function and trigger of a PostgreSQL database's public schema, from the catalog.
+/// Every table (columns with their types, compression, nullability and defaults),
+/// constraint, index, view, function and trigger of a PostgreSQL database's public schema,
+/// from the catalog.
 pub async fn postgres(pool: &AnyPool) -> String {
     let mut schema = header("PostgreSQL");
     let tables = strings(
